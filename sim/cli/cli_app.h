@@ -1,0 +1,15 @@
+// The pipetwin command line (DESIGN.md section 7). Exit codes: 0 success, 2 bad input
+// (the message names the file, line and field), 1 runtime failure.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace pipetwin {
+
+int run_cli(int argc, char** argv);
+
+// Each subcommand registers its options and a callback that does the work.
+void add_simulate_command(CLI::App& app);
+void add_trace_command(CLI::App& app);
+
+}  // namespace pipetwin

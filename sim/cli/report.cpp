@@ -1,0 +1,99 @@
+#include "sim/cli/report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "scenario.pb.h"
+
+namespace pipetwin {
+namespace {
+
+std::string format(const char* pattern, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+std::string seconds(double s) {
+  if (s >= 1) return format("%.3f s", s);
+  if (s >= 1e-3) return format("%.3f ms", s * 1e3);
+  return format("%.3f us", s * 1e6);
+}
+
+std::string gib(double bytes) { return format("%.2f", bytes / (1024.0 * 1024.0 * 1024.0)); }
+
+std::string pad(const std::string& text, size_t width) {
+  return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
+}
+
+bool is_oom(const SimulationResult& result, int32_t device) {
+  return std::find(result.out_of_memory.begin(), result.out_of_memory.end(), device) !=
+         result.out_of_memory.end();
+}
+
+std::string peak_op(const SimulationResult& result, int32_t device) {
+  const int32_t i = result.memory.peaks[device].instruction;
+  return i >= 0 ? result.program.text(i) : "";
+}
+
+}  // namespace
+
+nlohmann::json report_json(const SimulationResult& result, const RunMetrics& metrics) {
+  const Setup& setup = result.setup;
+  nlohmann::json devices = nlohmann::json::array();
+  for (const DeviceMetrics& d : metrics.devices) {
+    devices.push_back(
+        {{"id", d.id},
+         {"name", d.name},
+         {"node", setup.cluster.devices[d.id].node},
+         {"busy_s", d.busy_s},
+         {"bubble_ratio", d.bubble_ratio},
+         {"peak_memory_bytes", static_cast<int64_t>(d.peak_memory_bytes)},
+         {"peak_memory_op", peak_op(result, d.id)},
+         {"memory_capacity_bytes", static_cast<int64_t>(setup.cluster.devices[d.id].memory_bytes)},
+         {"out_of_memory", is_oom(result, d.id)}});
+  }
+  return {{"scenario", setup.name},
+          {"engine", result.timeline.source},
+          {"schedule", proto::ScheduleKind_Name(setup.schedule.kind)},
+          {"stages", setup.schedule.stages},
+          {"virtual_stages", setup.schedule.virtual_stages},
+          {"microbatches", setup.training.microbatches},
+          {"global_batch", setup.training.global_batch},
+          {"iterations", setup.training.iterations},
+          {"instructions", result.program.size()},
+          {"iteration_time_s", metrics.iteration_time_s},
+          {"training_time_s", metrics.makespan_s},
+          {"throughput_samples_per_s", metrics.throughput_samples_per_s},
+          {"bubble_ratio", metrics.bubble_ratio},
+          {"out_of_memory", !result.out_of_memory.empty()},
+          {"devices", devices}};
+}
+
+void print_report(std::ostream& out, const SimulationResult& result, const RunMetrics& metrics) {
+  const Setup& setup = result.setup;
+  out << setup.name << ": " << proto::ScheduleKind_Name(setup.schedule.kind) << ", "
+      << setup.schedule.stages << " stages";
+  if (setup.schedule.virtual_stages > 1) out << " x " << setup.schedule.virtual_stages << " chunks";
+  out << ", " << setup.training.microbatches << " microbatches of a " << setup.training.global_batch
+      << "-sample batch, " << setup.training.iterations << " iteration"
+      << (setup.training.iterations > 1 ? "s" : "") << ", engine " << result.timeline.source
+      << "\n\n";
+  out << pad("device", 8) << pad("node", 6) << pad("busy", 12) << pad("bubble", 8)
+      << "peak memory (GiB)\n";
+  for (const DeviceMetrics& d : metrics.devices) {
+    const DeviceSpec& spec = setup.cluster.devices[d.id];
+    out << pad(d.name, 8) << pad(std::to_string(spec.node), 6) << pad(seconds(d.busy_s), 12)
+        << pad(format("%.1f%%", d.bubble_ratio * 100), 8) << gib(d.peak_memory_bytes) << " / "
+        << gib(spec.memory_bytes) << "  at "
+        << (peak_op(result, d.id).empty() ? "start" : peak_op(result, d.id))
+        << (is_oom(result, d.id) ? "  OUT OF MEMORY" : "") << "\n";
+  }
+  out << "\n"
+      << pad("iteration time", 16) << seconds(metrics.iteration_time_s) << "\n"
+      << pad("training time", 16) << seconds(metrics.makespan_s) << "\n"
+      << pad("throughput", 16) << format("%.1f samples/s", metrics.throughput_samples_per_s) << "\n"
+      << pad("bubble", 16) << format("%.1f%%", metrics.bubble_ratio * 100) << "\n";
+}
+
+}  // namespace pipetwin

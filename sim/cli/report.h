@@ -1,0 +1,18 @@
+// What `simulate` prints: a short table for people, one JSON object for scripts.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "analysis/metrics.h"
+#include "sim/simulate.h"
+
+namespace pipetwin {
+
+// The --json object: iteration_time_s, training_time_s, throughput_samples_per_s,
+// bubble_ratio, devices [{id, busy_s, peak_memory_bytes, ...}], and context.
+nlohmann::json report_json(const SimulationResult& result, const RunMetrics& metrics);
+
+void print_report(std::ostream& out, const SimulationResult& result, const RunMetrics& metrics);
+
+}  // namespace pipetwin

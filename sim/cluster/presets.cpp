@@ -1,0 +1,103 @@
+// Named clusters. Every number is a public figure (datasheet, user guide or PCIe spec) and
+// docs/clusters.md gives its source; latencies are approximate, and fields the scenario
+// writes next to `preset` override these. Bandwidths are per direction, GB/s = 1e9 B/s.
+#include "sim/cluster/presets.h"
+
+namespace pipetwin {
+namespace {
+
+// PCIe x16 link rate after 128b/130b line encoding, before packet overheads:
+// lanes * GT/s * 128/130 / 8 bits. Measured pinned copies reach ~80% of it.
+constexpr double kPcieGen4x16 = 16 * 16.0 * 128 / 130 / 8;  // 31.5 GB/s
+constexpr double kPcieGen5x16 = 16 * 32.0 * 128 / 130 / 8;  // 63.0 GB/s
+
+void set_link(proto::Link* link, double gbytes_per_s, double latency_us) {
+  link->set_bandwidth_gbytes_per_s(gbytes_per_s);
+  link->set_latency_us(latency_us);
+}
+
+proto::Cluster make(const std::string& name, int gpus_per_node, const std::string& gpu_name,
+                    double peak_tflops, double memory_gib) {
+  proto::Cluster c;
+  c.set_preset(name);
+  c.set_nodes(1);
+  c.set_gpus_per_node(gpus_per_node);
+  c.mutable_gpu()->set_name(gpu_name);
+  c.mutable_gpu()->set_peak_tflops(peak_tflops);
+  c.mutable_gpu()->set_memory_gib(memory_gib);
+  return c;
+}
+
+proto::Cluster dgx_a100() {
+  // A100 SXM4 80GB: 312 TFLOPS dense BF16 (624 is with 2:4 sparsity).
+  proto::Cluster c = make("dgx-a100", 8, "A100-SXM4-80GB", 312, 80);
+  // NVLink 3 through NVSwitch: 600 GB/s total per GPU = 300 each way.
+  set_link(c.mutable_intra_node(), 300, 3);
+  // One 200 Gb/s HDR InfiniBand ConnectX-6 per GPU: 25 GB/s each way.
+  set_link(c.mutable_inter_node(), 25, 5);
+  set_link(c.mutable_host_link(), kPcieGen4x16, 2);
+  return c;
+}
+
+proto::Cluster dgx_h100() {
+  // H100 SXM5 80GB: 989 TFLOPS dense BF16 (1,979 is with sparsity).
+  proto::Cluster c = make("dgx-h100", 8, "H100-SXM5-80GB", 989, 80);
+  // NVLink 4 through NVSwitch: 900 GB/s total per GPU = 450 each way.
+  set_link(c.mutable_intra_node(), 450, 3);
+  // One 400 Gb/s NDR ConnectX-7 per GPU: 50 GB/s each way.
+  set_link(c.mutable_inter_node(), 50, 5);
+  set_link(c.mutable_host_link(), kPcieGen5x16, 2);
+  return c;
+}
+
+proto::Cluster pcie_8xa100() {
+  // A100 PCIe 80GB: same 312 TFLOPS dense BF16 peak as SXM (lower power limit, so real
+  // kernels may run somewhat slower; calibrate).
+  proto::Cluster c = make("pcie-8xa100", 8, "A100-PCIe-80GB", 312, 80);
+  // No NVLink: GPU-to-GPU traffic is PCIe Gen4 x16 peer-to-peer through the shared switch.
+  set_link(c.mutable_intra_node(), kPcieGen4x16, 2);
+  // Assumption: one 200 Gb/s HDR NIC per node shared by its 8 GPUs (3.125 GB/s each).
+  // Only matters when a scenario raises `nodes`.
+  set_link(c.mutable_inter_node(), 25.0 / 8, 5);
+  set_link(c.mutable_host_link(), kPcieGen4x16, 2);
+  return c;
+}
+
+proto::Cluster cpu_host() {
+  // Rough placeholders for LibTorch CPU ranks on one machine, meant to be replaced by
+  // `pipetwin calibrate`: 4 ranks, ~1 TFLOP/s, 16 GiB each, Gloo over loopback.
+  proto::Cluster c = make("cpu-host", 4, "cpu", 1, 16);
+  set_link(c.mutable_intra_node(), 5, 20);
+  set_link(c.mutable_inter_node(), 1.25, 50);  // 10 GbE, if a scenario adds nodes
+  set_link(c.mutable_host_link(), 10, 1);      // "offload" on a CPU is a memcpy
+  return c;
+}
+
+// In documentation order: the GPU presets first.
+struct Preset {
+  const char* name;
+  proto::Cluster (*make)();
+};
+constexpr Preset kPresets[] = {
+    {"dgx-a100", dgx_a100},
+    {"dgx-h100", dgx_h100},
+    {"pcie-8xa100", pcie_8xa100},
+    {"cpu-host", cpu_host},
+};
+
+}  // namespace
+
+std::optional<proto::Cluster> cluster_preset(const std::string& name) {
+  for (const Preset& p : kPresets) {
+    if (name == p.name) return p.make();
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> cluster_preset_names() {
+  std::vector<std::string> names;
+  for (const Preset& p : kPresets) names.emplace_back(p.name);
+  return names;
+}
+
+}  // namespace pipetwin

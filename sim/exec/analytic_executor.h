@@ -1,0 +1,16 @@
+// The analytic executor: list scheduling in max-plus algebra (DESIGN.md section 4).
+// end(i) = max(end(lane predecessor), end(dependencies), partner's readiness) + duration(i)
+// Compute takes its instruction's compute_s; a transfer takes latency + bytes / bandwidth
+// of the link between its two devices. Exact and contention-free.
+#pragma once
+
+#include "sim/cluster/cluster_spec.h"
+#include "sim/exec/execution_times.h"
+#include "sim/program/program.h"
+
+namespace pipetwin {
+
+// Throws RuntimeFailure if the program deadlocks (validation rules that out first).
+ExecutionTimes run_analytic(const Program& program, const ClusterSpec& cluster);
+
+}  // namespace pipetwin

@@ -1,0 +1,46 @@
+#include "sim/exec/make_timeline.h"
+
+namespace pipetwin {
+
+Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
+                       const ExecutionTimes& times, const MemoryCurve& memory,
+                       const std::string& source) {
+  Timeline timeline;
+  timeline.source = source;
+  for (int32_t d = 0; d < program.num_devices; ++d) {
+    const DeviceSpec& device = cluster.devices[d];
+    timeline.devices.push_back({device.id, device.node, device.name});
+  }
+  timeline.spans.reserve(program.size());
+  for (int32_t i = 0; i < program.size(); ++i) {
+    const Instruction& instr = program.instructions[i];
+    Span span;
+    span.device = instr.device;
+    span.lane = lane_name(instr.lane());
+    span.name = program.text(i);
+    span.op = op_name(instr.op);
+    span.stage = instr.stage;
+    span.microbatch = instr.op == Op::kOptim ? -1 : instr.microbatch;
+    span.range_lo = instr.range.lo;
+    span.range_hi = instr.range.hi;
+    span.iteration = instr.iteration;
+    span.start_s = times.start_s[i];
+    span.end_s = times.end_s[i];
+    if (is_transfer(instr.op)) {
+      span.bytes = instr.bytes;
+      span.peer_device = instr.peer_device;
+      // A pair shares one id: the SEND's index, plus one so that 0 means "none".
+      const int32_t send = is_send(instr.op) ? i : program.partner[i];
+      span.flow_id = static_cast<uint64_t>(send) + 1;
+    }
+    timeline.spans.push_back(std::move(span));
+  }
+  for (int32_t d = 0; d < program.num_devices; ++d) {
+    for (const auto& [time, bytes] : memory.samples[d]) {
+      timeline.counters.push_back({d, kMemoryCounter, time, static_cast<double>(bytes)});
+    }
+  }
+  return timeline;
+}
+
+}  // namespace pipetwin

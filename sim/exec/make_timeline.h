@@ -1,0 +1,21 @@
+// Turns an executed Program into a Timeline: one span per instruction, flows between
+// matching SEND and RECV, and a memory counter per device.
+#pragma once
+
+#include <string>
+
+#include "sim/cluster/cluster_spec.h"
+#include "sim/exec/execution_times.h"
+#include "sim/exec/memory_curve.h"
+#include "sim/program/program.h"
+#include "traces/timeline.h"
+
+namespace pipetwin {
+
+inline constexpr const char* kMemoryCounter = "memory_bytes";
+
+Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
+                       const ExecutionTimes& times, const MemoryCurve& memory,
+                       const std::string& source);
+
+}  // namespace pipetwin

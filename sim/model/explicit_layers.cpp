@@ -1,0 +1,34 @@
+// Explicit layers: the scenario states each layer's time and sizes for one reference
+// microbatch. We store per-sample values so that every microbatch size (equal or not) is
+// a multiplication; validation of the fields happens when the scenario is loaded.
+#include <string>
+#include <utility>
+
+#include "sim/model/model_sources.h"
+
+namespace pipetwin {
+
+ModelSpec model_from_layers(const proto::Model& model, double reference_microbatch) {
+  ModelSpec spec;
+  const double per_sample = 1.0 / reference_microbatch;
+  const int n = model.layers_size();
+  spec.layers.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    const proto::Layer& in = model.layers(i);
+    ModelLayer layer;
+    layer.name = in.has_name() ? in.name() : "layer" + std::to_string(i);
+    layer.fwd.seconds_per_sample = in.fwd_ms() * 1e-3 * per_sample;
+    layer.bwd.seconds_per_sample = in.bwd_ms() * 1e-3 * per_sample;
+    layer.activation_bytes_per_sample = static_cast<double>(in.activation_bytes()) * per_sample;
+    // Unset stash means "keep the output", the common case for a plain layer.
+    const int64_t stash = in.has_stash_bytes() ? in.stash_bytes() : in.activation_bytes();
+    layer.stash_bytes_per_sample = static_cast<double>(stash) * per_sample;
+    // Weights do not scale with the batch.
+    layer.parameter_bytes = in.parameter_bytes();
+    if (i + 1 < n) layer.consumers = {i + 1};
+    spec.layers.push_back(std::move(layer));
+  }
+  return spec;
+}
+
+}  // namespace pipetwin

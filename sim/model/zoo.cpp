@@ -1,0 +1,173 @@
+// Zoo models: layer costs counted from the architecture instead of measured, so a what-if
+// on a model nobody has profiled (a wider GPT, a bigger image) is one scenario line. Costs
+// are FLOPs per sample (a multiply-add counts 2); the executor divides by peak_flops times
+// the zoo's efficiency. Every formula and its source is in docs/models.md.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/errors.h"
+#include "sim/model/model_sources.h"
+
+namespace pipetwin {
+namespace {
+
+constexpr double kFp32 = 4;  // bytes: weights, and the CNN/MLP activations
+constexpr double kHalf = 2;  // bytes: GPT activations (fp16/bf16 mixed precision)
+
+[[noreturn]] void field_error(const std::string& field, const std::string& what) {
+  throw InputError("model.zoo." + field + ": " + what);
+}
+
+std::string shortest(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// A required, strictly positive integer field.
+int64_t positive(bool present, int32_t value, const std::string& field) {
+  if (!present) field_error(field, "missing (required by this zoo model)");
+  if (value <= 0) field_error(field, "must be positive, got " + std::to_string(value));
+  return value;
+}
+
+ModelLayer layer(std::string name, double fwd_flops, double activation_bytes, double stash_bytes,
+                 int64_t parameter_bytes) {
+  ModelLayer l;
+  l.name = std::move(name);
+  l.fwd.flops_per_sample = fwd_flops;
+  // The backward computes both the input gradient and the weight gradient, each as
+  // expensive as the forward: the usual 2x (Narayanan et al. 2021, Kaplan et al. 2020).
+  l.bwd.flops_per_sample = 2 * fwd_flops;
+  l.activation_bytes_per_sample = activation_bytes;
+  l.stash_bytes_per_sample = stash_bytes;
+  l.parameter_bytes = parameter_bytes;
+  return l;
+}
+
+// GPT: embedding, `layers` transformer blocks, final layernorm + logits.
+std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
+  const int64_t n = positive(zoo.has_layers(), zoo.layers(), "layers");
+  const int64_t h = positive(zoo.has_hidden(), zoo.hidden(), "hidden");
+  const int64_t s = positive(zoo.has_seq_len(), zoo.seq_len(), "seq_len");
+  const int64_t a = positive(zoo.has_heads(), zoo.heads(), "heads");
+  const int64_t v = positive(zoo.has_vocab(), zoo.vocab(), "vocab");
+  if (h % a != 0) {
+    field_error("heads", "hidden (" + std::to_string(h) + ") must be a multiple of heads (" +
+                             std::to_string(a) + ")");
+  }
+  const double sd = static_cast<double>(s), hd = static_cast<double>(h);
+  const double vd = static_cast<double>(v), ad = static_cast<double>(a);
+  std::vector<ModelLayer> layers;
+  // Token + position embedding tables; a lookup, no FLOPs worth counting. Its backward only
+  // needs the token ids (int64).
+  layers.push_back(
+      layer("embedding", 0, sd * hd * kHalf, sd * 8, static_cast<int64_t>((v + s) * h * kFp32)));
+  // Per block: QKV, projection and the 4h MLP matmuls (24sh^2) plus attention scores and
+  // their product with V (4s^2h). Narayanan et al. 2021, eq. for F = 96Bslh^2(1+s/6h+...).
+  const double block_flops = 24 * sd * hd * hd + 4 * sd * sd * hd;
+  // Activations kept for the backward without recomputation: sh(34 + 5as/h) bytes
+  // (Korthikanti et al. 2022, table 2, no tensor/sequence parallelism).
+  const double block_stash = sd * hd * (34 + 5 * ad * sd / hd);
+  const int64_t block_params = (12 * h * h + 13 * h) * static_cast<int64_t>(kFp32);
+  for (int64_t i = 0; i < n; ++i) {
+    layers.push_back(layer("block_" + std::to_string(i), block_flops, sd * hd * kHalf, block_stash,
+                           block_params));
+  }
+  // Final layernorm + logits (untied: the last stage holds its own V x h matrix, as
+  // pipeline-parallel Megatron does). The loss works on fp32 logits, which is what the
+  // backward keeps, together with the layernorm's input and output.
+  layers.push_back(layer("lm_head", 2 * sd * hd * vd, sd * vd * kHalf,
+                         sd * vd * kFp32 + 2 * sd * hd * kHalf,
+                         static_cast<int64_t>((v * h + 2 * h) * kFp32)));
+  return layers;
+}
+
+// VGG-16 (Simonyan & Zisserman 2015, configuration D). Convolutions are 3x3, stride 1,
+// padding 1 (spatial size kept); each 2x2 max-pool halves it.
+std::vector<ModelLayer> vgg16(const proto::Zoo& zoo) {
+  const int64_t image = zoo.image_size();
+  if (image <= 0 || image % 32 != 0) {
+    field_error("image_size",
+                "must be a positive multiple of 32 (five 2x2 pools), got " + std::to_string(image));
+  }
+  const int64_t classes = zoo.num_classes();
+  if (classes <= 0) field_error("num_classes", "must be positive, got " + std::to_string(classes));
+
+  constexpr int kPool = 0;
+  constexpr int kConfig[] = {64,    64,  kPool, 128, 128,   kPool, 256, 256, 256,
+                             kPool, 512, 512,   512, kPool, 512,   512, 512, kPool};
+  std::vector<ModelLayer> layers;
+  int64_t channels = 3, size = image;
+  int block = 1, conv_in_block = 0;
+  for (int out : kConfig) {
+    if (out == kPool) {
+      size /= 2;
+      const double act = static_cast<double>(channels * size * size) * kFp32;
+      layers.push_back(layer("pool" + std::to_string(block), 0, act, act, 0));
+      ++block;
+      conv_in_block = 0;
+      continue;
+    }
+    const double hw = static_cast<double>(size * size);
+    const double flops = 2.0 * channels * out * 9 * hw;
+    const double act = out * hw * kFp32;
+    const int64_t params = (channels * 9 + 1) * out * static_cast<int64_t>(kFp32);
+    layers.push_back(layer("conv" + std::to_string(block) + "_" + std::to_string(++conv_in_block),
+                           flops, act, act, params));
+    channels = out;
+  }
+  // Classifier: flatten (512 * (image/32)^2) -> 4096 -> 4096 -> classes.
+  const int64_t dims[] = {channels * size * size, 4096, 4096, classes};
+  for (int i = 0; i < 3; ++i) {
+    const double act = static_cast<double>(dims[i + 1]) * kFp32;
+    layers.push_back(layer("fc" + std::to_string(6 + i), 2.0 * dims[i] * dims[i + 1], act, act,
+                           (dims[i] + 1) * dims[i + 1] * static_cast<int64_t>(kFp32)));
+  }
+  return layers;
+}
+
+// A plain MLP: `layers` linear layers input_dim -> hidden -> ... -> output_dim.
+std::vector<ModelLayer> mlp(const proto::Zoo& zoo) {
+  const int64_t n = positive(zoo.has_layers(), zoo.layers(), "layers");
+  const int64_t hidden = positive(zoo.has_hidden(), zoo.hidden(), "hidden");
+  const int64_t in_dim = positive(zoo.has_input_dim(), zoo.input_dim(), "input_dim");
+  const int64_t out_dim = positive(zoo.has_output_dim(), zoo.output_dim(), "output_dim");
+  std::vector<ModelLayer> layers;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t in = i == 0 ? in_dim : hidden;
+    const int64_t out = i + 1 == n ? out_dim : hidden;
+    const double act = static_cast<double>(out) * kFp32;
+    layers.push_back(layer("fc" + std::to_string(i + 1), 2.0 * in * out, act, act,
+                           (in + 1) * out * static_cast<int64_t>(kFp32)));
+  }
+  return layers;
+}
+
+}  // namespace
+
+ModelSpec model_from_zoo(const proto::Zoo& zoo) {
+  if (!zoo.has_name()) throw InputError("model.zoo.name: missing (known: gpt, vgg16, mlp)");
+  if (!(zoo.efficiency() > 0 && zoo.efficiency() <= 1)) {
+    field_error("efficiency", "must be in (0, 1], got " + shortest(zoo.efficiency()));
+  }
+  ModelSpec spec;
+  if (zoo.name() == "gpt") {
+    spec.layers = gpt(zoo);
+  } else if (zoo.name() == "vgg16") {
+    spec.layers = vgg16(zoo);
+  } else if (zoo.name() == "mlp") {
+    spec.layers = mlp(zoo);
+  } else {
+    field_error("name", "unknown zoo model '" + zoo.name() + "' (known: gpt, vgg16, mlp)");
+  }
+  const int count = static_cast<int>(spec.layers.size());
+  for (int i = 0; i + 1 < count; ++i) spec.layers[i].consumers = {i + 1};
+  spec.efficiency = zoo.efficiency();
+  return spec;
+}
+
+}  // namespace pipetwin

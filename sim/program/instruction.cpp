@@ -1,0 +1,82 @@
+#include "sim/program/instruction.h"
+
+namespace pipetwin {
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::kFwd:
+      return "FWD";
+    case Op::kBwd:
+      return "BWD";
+    case Op::kSendAct:
+      return "SEND_ACT";
+    case Op::kRecvAct:
+      return "RECV_ACT";
+    case Op::kSendGrad:
+      return "SEND_GRAD";
+    case Op::kRecvGrad:
+      return "RECV_GRAD";
+    case Op::kOptim:
+      return "OPTIM";
+  }
+  return "?";
+}
+
+const char* lane_name(Lane lane) {
+  switch (lane) {
+    case Lane::kCompute:
+      return "compute";
+    case Lane::kSend:
+      return "send";
+    case Lane::kRecv:
+      return "recv";
+    case Lane::kCopy:
+      return "copy";
+    case Lane::kCollective:
+      return "collective";
+  }
+  return "?";
+}
+
+Lane lane_of(Op op) {
+  if (is_send(op)) return Lane::kSend;
+  if (is_recv(op)) return Lane::kRecv;
+  return Lane::kCompute;
+}
+
+namespace {
+
+const char* short_op(Op op) {
+  switch (op) {
+    case Op::kFwd:
+      return "F";
+    case Op::kBwd:
+      return "B";
+    case Op::kSendAct:
+      return "SEND_A";
+    case Op::kRecvAct:
+      return "RECV_A";
+    case Op::kSendGrad:
+      return "SEND_G";
+    case Op::kRecvGrad:
+      return "RECV_G";
+    case Op::kOptim:
+      return "OPT";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string instruction_text(const Instruction& instr, bool show_range) {
+  std::string text = std::to_string(instr.stage) + short_op(instr.op);
+  if (instr.op == Op::kOptim) return text;
+  if (show_range) {
+    text += "[" + std::to_string(instr.range.lo) + "," + std::to_string(instr.range.hi) + ")";
+  } else {
+    text += std::to_string(instr.microbatch);
+  }
+  return text;
+}
+
+}  // namespace pipetwin

@@ -1,0 +1,55 @@
+// One instruction of the program IR (DESIGN.md section 3).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pipetwin {
+
+enum class Op : uint8_t { kFwd, kBwd, kSendAct, kRecvAct, kSendGrad, kRecvGrad, kOptim };
+enum class Lane : uint8_t { kCompute, kSend, kRecv, kCopy, kCollective };
+inline constexpr int kLaneCount = 5;
+
+const char* op_name(Op op);        // "FWD", "SEND_ACT", ...
+const char* lane_name(Lane lane);  // "compute", "send", ...
+Lane lane_of(Op op);
+
+inline bool is_send(Op op) { return op == Op::kSendAct || op == Op::kSendGrad; }
+inline bool is_recv(Op op) { return op == Op::kRecvAct || op == Op::kRecvGrad; }
+inline bool is_transfer(Op op) { return is_send(op) || is_recv(op); }
+
+// A half-open range [lo, hi) of samples of the minibatch.
+struct SampleRange {
+  int32_t lo = 0;
+  int32_t hi = 0;
+
+  int32_t size() const { return hi - lo; }
+  bool overlaps(const SampleRange& other) const { return lo < other.hi && other.lo < hi; }
+  SampleRange intersect(const SampleRange& other) const {
+    return {lo > other.lo ? lo : other.lo, hi < other.hi ? hi : other.hi};
+  }
+  bool operator==(const SampleRange&) const = default;
+};
+
+struct Instruction {
+  Op op = Op::kFwd;
+  int32_t device = 0;
+  int32_t stage = 0;
+  // Index of the range within its stage's partition of the minibatch. For a transfer,
+  // the index on the sending side.
+  int32_t microbatch = 0;
+  SampleRange range;
+  int32_t iteration = 0;
+  int32_t peer_device = -1;  // transfers: the other end
+  int64_t bytes = 0;         // transfers: payload
+  double compute_s = 0;      // compute ops: duration on this device
+  int64_t stash_bytes = 0;   // FWD allocates this at its start; BWD frees it at its end
+
+  Lane lane() const { return lane_of(op); }
+};
+
+// Text form after PyTorch pipelining's _Action: "2F0", "2B0", "1SEND_A3", "1RECV_G3",
+// "0OPT"; with `show_range` the microbatch index becomes the range: "2F[0,48)".
+std::string instruction_text(const Instruction& instr, bool show_range);
+
+}  // namespace pipetwin

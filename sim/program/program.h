@@ -1,0 +1,85 @@
+// A Program: per (device, lane), an ordered instruction list, plus the data dependencies
+// that lane order does not imply and the SEND<->RECV pairing (DESIGN.md section 3).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "sim/program/instruction.h"
+
+namespace pipetwin {
+
+struct Program {
+  int32_t num_devices = 0;
+  int32_t num_stages = 0;
+  int32_t iterations = 1;
+  int32_t global_batch = 0;
+  // True when some stage cuts the minibatch unevenly or differently from another;
+  // then text forms show ranges instead of microbatch indices.
+  bool show_ranges = false;
+
+  // Instructions grouped by lane: lane L = device * kLaneCount + lane holds
+  // instructions [lane_begin[L], lane_begin[L + 1]) in execution order.
+  std::vector<Instruction> instructions;
+  std::vector<int32_t> lane_begin;
+  // Data dependencies of instruction i: deps[dep_begin[i] .. dep_begin[i + 1]).
+  std::vector<int32_t> dep_begin;
+  std::vector<int32_t> deps;
+  // The reverse: instructions that list i as a dependency.
+  std::vector<int32_t> dependent_begin;
+  std::vector<int32_t> dependents;
+  // The matching RECV of a SEND and vice versa; -1 for other ops.
+  std::vector<int32_t> partner;
+  // Resident bytes per device: weights, gradients, optimizer state of its stages.
+  std::vector<int64_t> static_bytes;
+  // Device each stage runs on.
+  std::vector<int32_t> stage_device;
+
+  int32_t size() const { return static_cast<int32_t>(instructions.size()); }
+  std::span<const int32_t> deps_of(int32_t i) const {
+    return {deps.data() + dep_begin[i], deps.data() + dep_begin[i + 1]};
+  }
+  std::span<const int32_t> dependents_of(int32_t i) const {
+    return {dependents.data() + dependent_begin[i], dependents.data() + dependent_begin[i + 1]};
+  }
+  int32_t lane_index(int32_t i) const {
+    return instructions[i].device * kLaneCount + static_cast<int>(instructions[i].lane());
+  }
+  // The next instruction on the same lane, or -1.
+  int32_t lane_next(int32_t i) const { return i + 1 < lane_begin[lane_index(i) + 1] ? i + 1 : -1; }
+  bool has_lane_predecessor(int32_t i) const { return i > lane_begin[lane_index(i)]; }
+
+  std::string text(int32_t i) const;
+  // "1SEND_A3 (gpu1 send lane, position 4, iteration 0)": for error messages.
+  std::string describe(int32_t i) const;
+};
+
+// Collects instructions in any order, each appended to its lane's end, and freezes
+// them into a Program with lanes contiguous. Ids returned by add() are builder ids;
+// finish() renumbers them.
+class ProgramBuilder {
+ public:
+  ProgramBuilder(int32_t num_devices, int32_t num_stages, int32_t iterations, int32_t global_batch);
+
+  int32_t add(const Instruction& instr);
+  void add_dependency(int32_t instr, int32_t depends_on);
+  void pair(int32_t send, int32_t recv);
+  void set_static_bytes(std::vector<int64_t> bytes) { static_bytes_ = std::move(bytes); }
+  void set_stage_device(std::vector<int32_t> devices) { stage_device_ = std::move(devices); }
+  void set_show_ranges(bool show) { show_ranges_ = show; }
+
+  Program finish() &&;
+
+ private:
+  Program program_;
+  std::vector<Instruction> pending_;
+  std::vector<std::pair<int32_t, int32_t>> edges_;  // (instr, depends_on)
+  std::vector<int32_t> partner_;
+  std::vector<int64_t> static_bytes_;
+  std::vector<int32_t> stage_device_;
+  bool show_ranges_ = false;
+};
+
+}  // namespace pipetwin

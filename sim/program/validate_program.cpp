@@ -1,0 +1,132 @@
+#include "sim/program/validate_program.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "sim/errors.h"
+#include "sim/program/dependency_walk.h"
+
+namespace pipetwin {
+namespace {
+
+[[noreturn]] void reject(const std::string& message) {
+  throw InputError("invalid program: " + message);
+}
+
+void check_structure(const Program& p) {
+  const int32_t n = p.size();
+  if (static_cast<int32_t>(p.lane_begin.size()) != p.num_devices * kLaneCount + 1 ||
+      p.lane_begin.back() != n || static_cast<int32_t>(p.dep_begin.size()) != n + 1 ||
+      static_cast<int32_t>(p.partner.size()) != n) {
+    reject("inconsistent tables (lanes, dependencies or pairs do not match the instructions)");
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    const Instruction& instr = p.instructions[i];
+    if (p.lane_index(i) < 0 || p.lane_begin[p.lane_index(i)] > i ||
+        p.lane_begin[p.lane_index(i) + 1] <= i) {
+      reject(p.describe(i) + " is stored outside its lane");
+    }
+    if (instr.range.lo < 0 || instr.range.hi > p.global_batch || instr.range.size() <= 0) {
+      reject(p.describe(i) + " has sample range [" + std::to_string(instr.range.lo) + "," +
+             std::to_string(instr.range.hi) + ") outside the minibatch of " +
+             std::to_string(p.global_batch));
+    }
+    for (int32_t d : p.deps_of(i)) {
+      if (d < 0 || d >= n || d == i) {
+        reject(p.describe(i) + " depends on a non-existent instruction " + std::to_string(d));
+      }
+    }
+  }
+}
+
+void check_transfers(const Program& p) {
+  for (int32_t i = 0; i < p.size(); ++i) {
+    const Instruction& a = p.instructions[i];
+    const int32_t j = p.partner[i];
+    if (!is_transfer(a.op)) {
+      if (j >= 0) reject(p.describe(i) + " is not a transfer but is paired");
+      continue;
+    }
+    if (j < 0 || j >= p.size()) {
+      reject(p.describe(i) + " has no matching " + (is_send(a.op) ? "RECV" : "SEND"));
+    }
+    const Instruction& b = p.instructions[j];
+    const bool kinds_match = (a.op == Op::kSendAct && b.op == Op::kRecvAct) ||
+                             (a.op == Op::kRecvAct && b.op == Op::kSendAct) ||
+                             (a.op == Op::kSendGrad && b.op == Op::kRecvGrad) ||
+                             (a.op == Op::kRecvGrad && b.op == Op::kSendGrad);
+    if (p.partner[j] != i || !kinds_match) {
+      reject(p.describe(i) + " is paired with " + p.describe(j) + ", which does not match it");
+    }
+    if (a.peer_device != b.device || b.peer_device != a.device || a.bytes != b.bytes ||
+        a.iteration != b.iteration || !(a.range == b.range)) {
+      reject(p.describe(i) + " and " + p.describe(j) +
+             " disagree on devices, bytes, iteration or range");
+    }
+  }
+}
+
+void check_coverage(const Program& p) {
+  // (iteration, stage, op) -> instructions
+  std::map<std::tuple<int32_t, int32_t, Op>, std::vector<int32_t>> groups;
+  for (int32_t i = 0; i < p.size(); ++i) {
+    const Op op = p.instructions[i].op;
+    if (op == Op::kFwd || op == Op::kBwd) {
+      groups[{p.instructions[i].iteration, p.instructions[i].stage, op}].push_back(i);
+    }
+  }
+  for (int32_t it = 0; it < p.iterations; ++it) {
+    for (int32_t s = 0; s < p.num_stages; ++s) {
+      for (Op op : {Op::kFwd, Op::kBwd}) {
+        std::vector<int32_t>& ids = groups[{it, s, op}];
+        std::sort(ids.begin(), ids.end(), [&](int32_t x, int32_t y) {
+          return p.instructions[x].range.lo < p.instructions[y].range.lo;
+        });
+        int32_t covered = 0;
+        for (int32_t i : ids) {
+          const SampleRange r = p.instructions[i].range;
+          if (r.lo != covered) {
+            reject("stage " + std::to_string(s) + " iteration " + std::to_string(it) + ": " +
+                   op_name(op) + " ranges " +
+                   (r.lo < covered
+                        ? "overlap at " + p.describe(i)
+                        : "leave samples [" + std::to_string(covered) + "," + std::to_string(r.lo) +
+                              ") uncovered before " + p.describe(i)));
+          }
+          covered = r.hi;
+        }
+        if (covered != p.global_batch) {
+          reject("stage " + std::to_string(s) + " iteration " + std::to_string(it) + ": " +
+                 op_name(op) + " ranges cover only samples [0," + std::to_string(covered) +
+                 ") of " + std::to_string(p.global_batch));
+        }
+      }
+    }
+  }
+}
+
+void check_acyclic(const Program& p) {
+  std::vector<double> start, end;
+  const WalkResult walk = walk_in_dependency_order(
+      p, [](int32_t, int32_t) { return 0.0; }, start, end);
+  if (walk.executed == p.size()) return;
+  const int32_t i = walk.blocked;
+  if (p.partner[i] >= 0 && walk.executed < p.size()) {
+    reject("deadlock: " + p.describe(i) + " waits for its partner " + p.describe(p.partner[i]) +
+           ", which can never be reached (a cycle through lane " +
+           "order, dependencies and rendezvous)");
+  }
+  reject("cycle: " + p.describe(i) + " can never start");
+}
+
+}  // namespace
+
+void validate_program(const Program& program) {
+  check_structure(program);
+  check_transfers(program);
+  check_coverage(program);
+  check_acyclic(program);
+}
+
+}  // namespace pipetwin

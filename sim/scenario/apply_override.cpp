@@ -1,0 +1,141 @@
+#include "sim/scenario/apply_override.h"
+
+#include <google/protobuf/text_format.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "sim/errors.h"
+#include "sim/scenario/field_path.h"
+
+namespace pipetwin {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::TextFormat;
+
+std::string trim(const std::string& s) {
+  const size_t first = s.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+// Strings may be written bare on the command line: --set name=foo.
+std::string as_text_value(const FieldDescriptor* field, const std::string& value) {
+  if (field->type() == FieldDescriptor::TYPE_STRING && (value.empty() || value.front() != '"')) {
+    return "\"" + value + "\"";
+  }
+  return value;
+}
+
+void set_list(Message& message, const FieldDescriptor* field,
+              const std::vector<std::string>& items) {
+  message.GetReflection()->ClearField(&message, field);
+  for (const std::string& item : items) {
+    if (!TextFormat::ParseFieldValueFromString(as_text_value(field, item), field, &message)) {
+      throw std::invalid_argument("cannot parse '" + item + "' as " + field->type_name());
+    }
+  }
+}
+
+std::vector<std::string> split_list(std::string list) {
+  list = trim(list);
+  if (!list.empty() && list.front() == '[' && list.back() == ']') {
+    list = list.substr(1, list.size() - 2);
+  }
+  std::vector<std::string> items;
+  if (trim(list).empty()) return items;
+  size_t pos = 0;
+  while (true) {
+    const size_t comma = list.find(',', pos);
+    items.push_back(trim(list.substr(pos, comma == std::string::npos ? comma : comma - pos)));
+    if (comma == std::string::npos) return items;
+    pos = comma + 1;
+  }
+}
+
+void set_leaf(Message& message, const FieldDescriptor* field, int index, const std::string& value) {
+  const auto* reflection = message.GetReflection();
+  if (field->type() == FieldDescriptor::TYPE_MESSAGE) {
+    Message* target = field->is_repeated()
+                          ? reflection->MutableRepeatedMessage(&message, field, index)
+                          : reflection->MutableMessage(&message, field);
+    target->Clear();
+    if (!TextFormat::ParseFromString(value, target)) {
+      throw std::invalid_argument("cannot parse '" + value + "' as " +
+                                  field->message_type()->full_name());
+    }
+    return;
+  }
+  if (field->is_repeated()) {
+    if (index < 0) return set_list(message, field, split_list(value));  // "[1,2,3]"
+    std::vector<std::string> items;  // one element: rewrite the list with it replaced
+    for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
+      std::string item;
+      TextFormat::PrintFieldValueToString(message, field, i, &item);
+      items.push_back(item);
+    }
+    if (index == static_cast<int>(items.size())) items.emplace_back();
+    items[index] = value;
+    return set_list(message, field, items);
+  }
+  reflection->ClearField(&message, field);
+  if (!TextFormat::ParseFieldValueFromString(as_text_value(field, value), field, &message)) {
+    std::string expected = field->type_name();
+    if (field->enum_type() != nullptr) {
+      expected = "one of";
+      for (int i = 0; i < field->enum_type()->value_count(); ++i) {
+        expected += " " + field->enum_type()->value(i)->name();
+      }
+    }
+    throw std::invalid_argument("cannot parse '" + value + "' as " + expected);
+  }
+}
+
+}  // namespace
+
+std::string apply_override(Message& root, const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos) {
+    throw InputError("--set " + assignment + ": expected PATH=VALUE");
+  }
+  const std::string path = trim(assignment.substr(0, eq));
+  const std::string value = trim(assignment.substr(eq + 1));
+  try {
+    const auto steps = resolve_field_path(root.GetDescriptor(), path);
+    Message* message = &root;
+    for (size_t i = 0; i + 1 < steps.size(); ++i) {
+      const auto [field, index] = steps[i];
+      const auto* reflection = message->GetReflection();
+      if (!field->is_repeated()) {
+        message = reflection->MutableMessage(message, field);
+        continue;
+      }
+      const int size = reflection->FieldSize(*message, field);
+      if (index < 0 || index > size) {
+        throw std::invalid_argument("'" + field->name() + "' needs an index from 0 to " +
+                                    std::to_string(size));
+      }
+      message = index == size ? reflection->AddMessage(message, field)
+                              : reflection->MutableRepeatedMessage(message, field, index);
+    }
+    const auto [field, index] = steps.back();
+    if (field->is_repeated() && index >= 0) {
+      const int size = message->GetReflection()->FieldSize(*message, field);
+      if (index > size) {
+        throw std::invalid_argument("index " + std::to_string(index) + " past the end of '" +
+                                    field->name() + "' (" + std::to_string(size) + " elements)");
+      }
+      if (field->type() == FieldDescriptor::TYPE_MESSAGE && index == size) {
+        message->GetReflection()->AddMessage(message, field);
+      }
+    }
+    set_leaf(*message, field, index, value);
+  } catch (const std::invalid_argument& e) {
+    throw InputError("--set " + assignment + ": " + e.what());
+  }
+  return path;
+}
+
+}  // namespace pipetwin

@@ -1,0 +1,46 @@
+#include "sim/scenario/field_path.h"
+
+#include <stdexcept>
+
+namespace pipetwin {
+
+std::vector<FieldPathStep> resolve_field_path(const google::protobuf::Descriptor* root,
+                                              const std::string& path) {
+  std::vector<FieldPathStep> steps;
+  const google::protobuf::Descriptor* type = root;
+  size_t pos = 0;
+  while (pos <= path.size()) {
+    const size_t dot = path.find('.', pos);
+    std::string segment =
+        path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+    FieldPathStep step;
+    const size_t bracket = segment.find('[');
+    if (bracket != std::string::npos) {
+      if (segment.back() != ']')
+        throw std::invalid_argument("malformed index in '" + segment + "'");
+      const std::string digits = segment.substr(bracket + 1, segment.size() - bracket - 2);
+      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
+        throw std::invalid_argument("malformed index in '" + segment + "'");
+      }
+      step.index = std::stoi(digits);
+      segment = segment.substr(0, bracket);
+    }
+    if (type == nullptr) {
+      throw std::invalid_argument("'" + steps.back().field->name() + "' has no sub-fields");
+    }
+    step.field = type->FindFieldByName(segment);
+    if (step.field == nullptr) {
+      throw std::invalid_argument("no field '" + segment + "' in " + type->full_name());
+    }
+    if (step.index >= 0 && !step.field->is_repeated()) {
+      throw std::invalid_argument("'" + segment + "' is not a list and takes no index");
+    }
+    type = step.field->message_type();
+    steps.push_back(step);
+    if (dot == std::string::npos) break;
+    pos = dot + 1;
+  }
+  return steps;
+}
+
+}  // namespace pipetwin

@@ -1,0 +1,203 @@
+#include "sim/scenario/resolve_scenario.h"
+
+#include <cstdio>
+
+#include "sim/errors.h"
+#include "sim/model/model_sources.h"
+
+namespace pipetwin {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string number(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", v);
+  return buffer;
+}
+
+// Raises errors against the scenario's source locations.
+class Checker {
+ public:
+  explicit Checker(const LoadedScenario& loaded) : loaded_(loaded) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& problem) const {
+    throw InputError(loaded_.where(path) + ": " + problem);
+  }
+  void require(bool present, const std::string& path) const {
+    if (!present) fail(path, "missing (required)");
+  }
+  void positive(bool present, double value, const std::string& path) const {
+    require(present, path);
+    if (!(value > 0)) fail(path, "must be positive (got " + number(value) + ")");
+  }
+  void non_negative(double value, const std::string& path) const {
+    if (!(value >= 0)) fail(path, "must not be negative (got " + number(value) + ")");
+  }
+
+ private:
+  const LoadedScenario& loaded_;
+};
+
+LinkSpec resolve_link(const Checker& check, const proto::Link& link, const std::string& path) {
+  check.positive(link.has_bandwidth_gbytes_per_s(), link.bandwidth_gbytes_per_s(),
+                 path + ".bandwidth_gbytes_per_s");
+  check.non_negative(link.latency_us(), path + ".latency_us");
+  return {link.bandwidth_gbytes_per_s() * 1e9, link.latency_us() * 1e-6};
+}
+
+ClusterSpec resolve_cluster(const Checker& check, const proto::Scenario& s) {
+  check.require(s.has_cluster(), "cluster");
+  const proto::Cluster& c = s.cluster();
+  check.positive(c.has_nodes(), c.nodes(), "cluster.nodes");
+  check.positive(c.has_gpus_per_node(), c.gpus_per_node(), "cluster.gpus_per_node");
+  check.require(c.has_gpu(), "cluster.gpu");
+  check.positive(c.gpu().has_peak_tflops(), c.gpu().peak_tflops(), "cluster.gpu.peak_tflops");
+  check.positive(c.gpu().has_memory_gib(), c.gpu().memory_gib(), "cluster.gpu.memory_gib");
+  check.require(c.has_intra_node(), "cluster.intra_node");
+
+  ClusterSpec cluster;
+  cluster.gpus_per_node = c.gpus_per_node();
+  cluster.intra_node = resolve_link(check, c.intra_node(), "cluster.intra_node");
+  if (c.nodes() > 1) check.require(c.has_inter_node(), "cluster.inter_node");
+  if (c.has_inter_node()) {
+    cluster.inter_node = resolve_link(check, c.inter_node(), "cluster.inter_node");
+  }
+  if (c.has_host_link())
+    cluster.host_link = resolve_link(check, c.host_link(), "cluster.host_link");
+  for (int n = 0; n < c.nodes(); ++n) {
+    for (int g = 0; g < c.gpus_per_node(); ++g) {
+      DeviceSpec device;
+      device.id = static_cast<int>(cluster.devices.size());
+      device.node = n;
+      device.name = "gpu" + std::to_string(device.id);
+      device.peak_flops = c.gpu().peak_tflops() * 1e12;
+      device.memory_bytes = c.gpu().memory_gib() * kGiB;
+      cluster.devices.push_back(device);
+    }
+  }
+  return cluster;
+}
+
+TrainingSpec resolve_training(const Checker& check, const proto::Scenario& s) {
+  check.require(s.has_training(), "training");
+  const proto::Training& t = s.training();
+  check.positive(t.has_global_batch(), t.global_batch(), "training.global_batch");
+  check.positive(t.has_microbatches(), t.microbatches(), "training.microbatches");
+  check.positive(true, t.iterations(), "training.iterations");
+  if (t.microbatches() > t.global_batch()) {
+    check.fail("training.microbatches", std::to_string(t.microbatches()) +
+                                            " microbatches cannot split a batch of " +
+                                            std::to_string(t.global_batch()) + " samples");
+  }
+  return {t.global_batch(), t.microbatches(), t.iterations(), t.optimizer()};
+}
+
+ModelSpec resolve_layers(const Checker& check, const proto::Model& m) {
+  for (int i = 0; i < m.layers_size(); ++i) {
+    const proto::Layer& layer = m.layers(i);
+    const std::string path = "model.layers[" + std::to_string(i) + "]";
+    check.require(layer.has_fwd_ms(), path + ".fwd_ms");
+    check.require(layer.has_bwd_ms(), path + ".bwd_ms");
+    check.non_negative(layer.fwd_ms(), path + ".fwd_ms");
+    check.non_negative(layer.bwd_ms(), path + ".bwd_ms");
+    check.non_negative(layer.activation_bytes(), path + ".activation_bytes");
+    check.non_negative(layer.parameter_bytes(), path + ".parameter_bytes");
+    check.non_negative(layer.stash_bytes(), path + ".stash_bytes");
+  }
+  check.positive(m.has_layer_batch(), m.layer_batch(), "model.layer_batch");
+  return model_from_layers(m, m.layer_batch());
+}
+
+ModelSpec resolve_model(const Checker& check, const LoadedScenario& loaded) {
+  const proto::Scenario& s = loaded.scenario;
+  check.require(s.has_model(), "model");
+  const proto::Model& m = s.model();
+  const int sources = (m.layers_size() > 0) + m.has_pipedream_profile() + m.has_zoo();
+  if (sources != 1) {
+    check.fail("model", sources == 0 ? "no model: give layers, pipedream_profile or zoo"
+                                     : "give exactly one of layers, pipedream_profile, zoo");
+  }
+  if (m.layers_size() > 0) return resolve_layers(check, m);
+  if (m.has_pipedream_profile()) {
+    check.positive(m.has_profile_batch(), m.profile_batch(), "model.profile_batch");
+    const std::string text =
+        read_scenario_relative_file(loaded, m.pipedream_profile(), "model.pipedream_profile");
+    return model_from_pipedream(text, m.profile_batch(), m.profile_input_cost(),
+                                m.pipedream_profile());
+  }
+  try {
+    return model_from_zoo(m.zoo());
+  } catch (const InputError& e) {
+    // The zoo names the field as "model.zoo.<field>: problem"; add the location.
+    const std::string message = e.what();
+    const size_t colon = message.find(": ");
+    if (message.rfind("model.zoo", 0) != 0 || colon == std::string::npos) throw;
+    check.fail(message.substr(0, colon), message.substr(colon + 2));
+  }
+}
+
+ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, int layers,
+                              int devices, const TrainingSpec& training) {
+  check.require(s.has_schedule(), "schedule");
+  const proto::Schedule& p = s.schedule();
+  ScheduleSpec schedule;
+  schedule.kind = p.kind();
+  check.positive(p.has_stages(), p.stages(), "schedule.stages");
+  schedule.stages = p.stages();
+  if (p.stages() > devices) {
+    check.fail("schedule.stages", std::to_string(p.stages()) + " stages need more devices than " +
+                                      "the cluster's " + std::to_string(devices));
+  }
+  check.positive(true, p.virtual_stages(), "schedule.virtual_stages");
+  schedule.virtual_stages = p.virtual_stages();
+  if (p.virtual_stages() > 1 && p.kind() != proto::INTERLEAVED_ONE_F_ONE_B) {
+    check.fail("schedule.virtual_stages", "only INTERLEAVED_ONE_F_ONE_B has virtual stages");
+  }
+  if (p.kind() == proto::INTERLEAVED_ONE_F_ONE_B && training.microbatches % p.stages() != 0) {
+    check.fail("training.microbatches",
+               "interleaved 1F1B needs microbatches (" + std::to_string(training.microbatches) +
+                   ") to be a multiple of schedule.stages (" + std::to_string(p.stages()) + ")");
+  }
+  if (schedule.chunks() > layers) {
+    check.fail("schedule.stages", std::to_string(schedule.chunks()) +
+                                      " pipeline stages need more layers than the model's " +
+                                      std::to_string(layers));
+  }
+  if (p.partition_size() > 0) {
+    if (p.partition_size() != schedule.chunks()) {
+      check.fail("schedule.partition", "has " + std::to_string(p.partition_size()) +
+                                           " entries, expected one per stage (" +
+                                           std::to_string(schedule.chunks()) + ")");
+    }
+    int total = 0;
+    for (int i = 0; i < p.partition_size(); ++i) {
+      check.positive(true, p.partition(i), "schedule.partition[" + std::to_string(i) + "]");
+      total += p.partition(i);
+    }
+    if (total != layers) {
+      check.fail("schedule.partition", "places " + std::to_string(total) +
+                                           " layers, but the model has " + std::to_string(layers));
+    }
+    schedule.partition.assign(p.partition().begin(), p.partition().end());
+  }
+  return schedule;
+}
+
+}  // namespace
+
+Setup resolve_scenario(const LoadedScenario& loaded) {
+  const Checker check(loaded);
+  const proto::Scenario& s = loaded.scenario;
+  Setup setup;
+  setup.name = s.has_name() ? s.name() : loaded.source_name;
+  setup.cluster = resolve_cluster(check, s);
+  setup.training = resolve_training(check, s);
+  setup.model = resolve_model(check, loaded);
+  if (setup.model.layers.empty()) check.fail("model", "the model has no layers");
+  setup.schedule = resolve_schedule(check, s, static_cast<int>(setup.model.layers.size()),
+                                    static_cast<int>(setup.cluster.devices.size()), setup.training);
+  return setup;
+}
+
+}  // namespace pipetwin

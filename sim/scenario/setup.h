@@ -1,0 +1,38 @@
+// A validated scenario, resolved into the types the scheduler and executors use.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scenario.pb.h"
+#include "sim/cluster/cluster_spec.h"
+#include "sim/model/model_spec.h"
+
+namespace pipetwin {
+
+struct TrainingSpec {
+  int32_t global_batch = 0;
+  int32_t microbatches = 0;
+  int32_t iterations = 1;
+  proto::Optimizer optimizer = proto::ADAM;
+};
+
+struct ScheduleSpec {
+  proto::ScheduleKind kind = proto::GPIPE;
+  int32_t stages = 0;              // pipeline devices
+  int32_t virtual_stages = 1;      // model chunks per device
+  std::vector<int32_t> partition;  // layers per chunk; empty = balance by time
+
+  int32_t chunks() const { return stages * virtual_stages; }
+};
+
+struct Setup {
+  std::string name;
+  ClusterSpec cluster;
+  ModelSpec model;
+  TrainingSpec training;
+  ScheduleSpec schedule;
+};
+
+}  // namespace pipetwin

@@ -1,0 +1,117 @@
+#include "sim/schedule/build_program.h"
+
+#include "sim/partition/balanced_partition.h"
+#include "sim/program/validate_program.h"
+#include "sim/schedule/compute_order.h"
+
+namespace pipetwin {
+namespace {
+
+double device_flops(const Setup& setup, int device) {
+  return setup.cluster.devices[device].peak_flops * setup.model.efficiency;
+}
+
+// Chunk c of the model runs on device c % stages (Megatron's interleaving; with one
+// virtual stage, stage s on device s).
+int32_t chunk_device(const Setup& setup, int32_t chunk) { return chunk % setup.schedule.stages; }
+
+}  // namespace
+
+std::vector<int32_t> place_layers(const Setup& setup) {
+  if (!setup.schedule.partition.empty()) return setup.schedule.partition;
+  std::vector<double> times;
+  for (const ModelLayer& layer : setup.model.layers) {
+    times.push_back(layer.fwd.seconds(1, device_flops(setup, 0)) +
+                    layer.bwd.seconds(1, device_flops(setup, 0)));
+  }
+  return balanced_partition(times, setup.schedule.chunks());
+}
+
+std::vector<SampleRange> equal_ranges(int32_t global_batch, int32_t microbatches) {
+  std::vector<SampleRange> ranges;
+  const int32_t base = global_batch / microbatches;
+  const int32_t extra = global_batch % microbatches;
+  int32_t lo = 0;
+  for (int32_t m = 0; m < microbatches; ++m) {
+    const int32_t size = base + (m < extra ? 1 : 0);
+    ranges.push_back({lo, lo + size});
+    lo += size;
+  }
+  return ranges;
+}
+
+int64_t resident_bytes_per_parameter_byte(proto::Optimizer optimizer) {
+  switch (optimizer) {
+    case proto::SGD:
+      return 2;  // weights + gradients
+    case proto::MOMENTUM:
+      return 3;  // + velocity
+    case proto::ADAM:
+      return 4;  // + first and second moments
+  }
+  return 4;
+}
+
+PipelineLayout make_layout(const Setup& setup, const std::vector<int32_t>& layers_per_chunk) {
+  const auto& layers = setup.model.layers;
+  const int32_t chunks = static_cast<int32_t>(layers_per_chunk.size());
+  PipelineLayout layout;
+  layout.num_devices = setup.schedule.stages;
+  layout.global_batch = setup.training.global_batch;
+  layout.static_bytes.assign(layout.num_devices, 0);
+  const auto ranges = equal_ranges(setup.training.global_batch, setup.training.microbatches);
+  const int64_t resident = resident_bytes_per_parameter_byte(setup.training.optimizer);
+
+  int32_t first = 0;
+  for (int32_t c = 0; c < chunks; ++c) {
+    const int32_t device = chunk_device(setup, c);
+    const int32_t last = first + layers_per_chunk[c];  // exclusive
+    StageCost cost;
+    for (int32_t l = first; l < last; ++l) {
+      cost.fwd_s_per_sample += layers[l].fwd.seconds(1, device_flops(setup, device));
+      cost.bwd_s_per_sample += layers[l].bwd.seconds(1, device_flops(setup, device));
+      cost.stash_bytes_per_sample += layers[l].stash_bytes_per_sample;
+      layout.static_bytes[device] += resident * layers[l].parameter_bytes;
+    }
+    // What crosses the cut: outputs of layers before it that a layer after it reads.
+    if (c + 1 < chunks) {
+      for (int32_t l = 0; l < last; ++l) {
+        for (int consumer : layers[l].consumers) {
+          if (consumer >= last) {
+            cost.output_bytes_per_sample += layers[l].activation_bytes_per_sample;
+            break;
+          }
+        }
+      }
+    }
+    layout.stage_device.push_back(device);
+    layout.costs.push_back(cost);
+    layout.fwd_ranges.push_back(ranges);
+    layout.bwd_ranges.push_back(ranges);
+    first = last;
+  }
+  return layout;
+}
+
+Program build_program(const Setup& setup) {
+  const PipelineLayout layout = make_layout(setup, place_layers(setup));
+  const int32_t stages = setup.schedule.stages;
+  const int32_t microbatches = setup.training.microbatches;
+  ComputeOrder order;
+  switch (setup.schedule.kind) {
+    case proto::GPIPE:
+      order = gpipe_order(stages, microbatches);
+      break;
+    case proto::ONE_F_ONE_B:
+      order = one_f_one_b_order(stages, microbatches);
+      break;
+    case proto::INTERLEAVED_ONE_F_ONE_B:
+      order = interleaved_order(stages, setup.schedule.virtual_stages, microbatches);
+      break;
+  }
+  Program program = lower(layout, order, setup.training.iterations);
+  validate_program(program);
+  return program;
+}
+
+}  // namespace pipetwin

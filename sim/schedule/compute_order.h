@@ -1,0 +1,36 @@
+// Schedules, compute only: for one iteration, the order in which each device runs
+// its FWD and BWD actions. Communication is added afterwards by lowering
+// (after PyTorch pipelining: schedule first, then a pass inserts SEND/RECV).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/program/instruction.h"
+
+namespace pipetwin {
+
+struct ComputeAction {
+  Op op = Op::kFwd;  // kFwd or kBwd
+  int32_t stage = 0;
+  int32_t microbatch = 0;  // index into the stage's forward or backward ranges
+  bool operator==(const ComputeAction&) const = default;
+};
+
+// Per device, in execution order.
+using ComputeOrder = std::vector<std::vector<ComputeAction>>;
+
+// Stage s runs on device s. All forwards, then all backwards (GPipe, Huang et al. 2019).
+ComputeOrder gpipe_order(int32_t stages, int32_t microbatches);
+
+// Stage s runs on device s: min(K-s-1, M) warm-up forwards, then alternate one forward
+// and one backward, then drain (PipeDream-Flush / DAPPLE), so at most min(K-s, M)
+// microbatches are stashed on stage s.
+ComputeOrder one_f_one_b_order(int32_t stages, int32_t microbatches);
+
+// Megatron-LM's interleaved 1F1B: `devices` devices each hold `virtual_stages` model
+// chunks; chunk c runs on device c % devices. Needs microbatches % devices == 0.
+// With one virtual stage it is plain 1F1B.
+ComputeOrder interleaved_order(int32_t devices, int32_t virtual_stages, int32_t microbatches);
+
+}  // namespace pipetwin

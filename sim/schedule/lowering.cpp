@@ -1,0 +1,196 @@
+#include "sim/schedule/lowering.h"
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+namespace pipetwin {
+namespace {
+
+// Compute instruction ids of one iteration: [stage][microbatch] for FWD and BWD.
+struct ComputeIds {
+  std::vector<std::vector<int32_t>> fwd, bwd;
+};
+
+bool ranges_differ(const PipelineLayout& layout) {
+  const auto& reference = layout.fwd_ranges.front();
+  for (size_t s = 0; s < layout.fwd_ranges.size(); ++s) {
+    if (layout.fwd_ranges[s] != reference || layout.bwd_ranges[s] != reference) return true;
+  }
+  const int32_t first = reference.front().size();
+  for (const SampleRange& r : reference) {
+    if (r.size() != first) return true;
+  }
+  return false;
+}
+
+class Lowering {
+ public:
+  Lowering(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations)
+      : layout_(layout),
+        order_(order),
+        iterations_(iterations),
+        num_stages_(static_cast<int32_t>(layout.stage_device.size())),
+        builder_(layout.num_devices, num_stages_, iterations, layout.global_batch) {}
+
+  Program run() && {
+    for (int32_t it = 0; it < iterations_; ++it) {
+      const ComputeIds ids = emit_compute(it);
+      for (int32_t d = 0; d < static_cast<int32_t>(order_.size()); ++d) {
+        for (const ComputeAction& a : order_[d]) connect(a, ids, it);
+      }
+    }
+    builder_.set_static_bytes(layout_.static_bytes);
+    builder_.set_stage_device(layout_.stage_device);
+    builder_.set_show_ranges(ranges_differ(layout_));
+    return std::move(builder_).finish();
+  }
+
+ private:
+  const std::vector<SampleRange>& ranges(Op op, int32_t stage) const {
+    return op == Op::kFwd ? layout_.fwd_ranges[stage] : layout_.bwd_ranges[stage];
+  }
+
+  ComputeIds emit_compute(int32_t it) {
+    ComputeIds ids;
+    ids.fwd.resize(num_stages_);
+    ids.bwd.resize(num_stages_);
+    for (int32_t s = 0; s < num_stages_; ++s) {
+      ids.fwd[s].assign(layout_.fwd_ranges[s].size(), -1);
+      ids.bwd[s].assign(layout_.bwd_ranges[s].size(), -1);
+    }
+    for (int32_t d = 0; d < static_cast<int32_t>(order_.size()); ++d) {
+      for (const ComputeAction& a : order_[d]) {
+        const SampleRange r = ranges(a.op, a.stage)[a.microbatch];
+        const StageCost& cost = layout_.costs[a.stage];
+        Instruction instr;
+        instr.op = a.op;
+        instr.device = layout_.stage_device[a.stage];
+        instr.stage = a.stage;
+        instr.microbatch = a.microbatch;
+        instr.range = r;
+        instr.iteration = it;
+        const double per_sample = a.op == Op::kFwd ? cost.fwd_s_per_sample : cost.bwd_s_per_sample;
+        instr.compute_s = per_sample * r.size();
+        instr.stash_bytes = std::llround(cost.stash_bytes_per_sample * r.size());
+        (a.op == Op::kFwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch] = builder_.add(instr);
+      }
+      // The weight update closes the iteration on every stage this device holds.
+      for (int32_t s = 0; s < num_stages_; ++s) {
+        if (layout_.stage_device[s] != d) continue;
+        Instruction optim;
+        optim.op = Op::kOptim;
+        optim.device = d;
+        optim.stage = s;
+        optim.range = {0, layout_.global_batch};
+        optim.iteration = it;
+        builder_.add(optim);
+      }
+    }
+    return ids;
+  }
+
+  // Wires one compute action to what it consumes (RECVs before it, in this device's
+  // consumption order) and what it produces (SENDs after it, in production order).
+  void connect(const ComputeAction& a, const ComputeIds& ids, int32_t it) {
+    const bool fwd = a.op == Op::kFwd;
+    const int32_t self = (fwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch];
+    const SampleRange mine = ranges(a.op, a.stage)[a.microbatch];
+    const int32_t upstream = fwd ? a.stage - 1 : a.stage + 1;  // who feeds this action
+    if (upstream >= 0 && upstream < num_stages_) {
+      const auto& theirs = ranges(a.op, upstream);
+      for (int32_t k = 0; k < static_cast<int32_t>(theirs.size()); ++k) {
+        if (!theirs[k].overlaps(mine)) continue;
+        const int32_t producer = (fwd ? ids.fwd : ids.bwd)[upstream][k];
+        consume(producer, self, upstream, k, a, theirs[k].intersect(mine), it);
+      }
+    }
+    if (!fwd) {  // the backward needs its own stage's forward of the same samples
+      const auto& forwards = layout_.fwd_ranges[a.stage];
+      for (int32_t k = 0; k < static_cast<int32_t>(forwards.size()); ++k) {
+        if (forwards[k].overlaps(mine)) builder_.add_dependency(self, ids.fwd[a.stage][k]);
+      }
+    }
+    const int32_t downstream = fwd ? a.stage + 1 : a.stage - 1;  // who this action feeds
+    if (downstream >= 0 && downstream < num_stages_) {
+      const auto& theirs = ranges(a.op, downstream);
+      for (int32_t j = 0; j < static_cast<int32_t>(theirs.size()); ++j) {
+        if (theirs[j].overlaps(mine))
+          produce(self, a, downstream, j, theirs[j].intersect(mine), it);
+      }
+    }
+  }
+
+  // Key of one transfer: iteration, direction, producing stage and microbatch,
+  // consuming microbatch.
+  using Key = std::tuple<int32_t, Op, int32_t, int32_t, int32_t>;
+
+  Instruction transfer(Op op, int32_t device, int32_t peer, int32_t stage, int32_t microbatch,
+                       SampleRange piece, int32_t cut_stage, int32_t it) const {
+    Instruction t;
+    t.op = op;
+    t.device = device;
+    t.peer_device = peer;
+    t.stage = stage;
+    t.microbatch = microbatch;
+    t.range = piece;
+    t.iteration = it;
+    t.bytes = std::llround(layout_.costs[cut_stage].output_bytes_per_sample * piece.size());
+    return t;
+  }
+
+  void consume(int32_t producer, int32_t self, int32_t upstream, int32_t k, const ComputeAction& a,
+               SampleRange piece, int32_t it) {
+    const int32_t from = layout_.stage_device[upstream];
+    const int32_t to = layout_.stage_device[a.stage];
+    if (from == to) {
+      builder_.add_dependency(self, producer);
+      return;
+    }
+    const bool fwd = a.op == Op::kFwd;
+    const int32_t cut = fwd ? upstream : a.stage;  // the stage whose output crosses
+    const int32_t recv = builder_.add(
+        transfer(fwd ? Op::kRecvAct : Op::kRecvGrad, to, from, a.stage, k, piece, cut, it));
+    builder_.add_dependency(self, recv);
+    match(Key{it, a.op, upstream, k, a.microbatch}, recv, /*is_send=*/false);
+  }
+
+  void produce(int32_t self, const ComputeAction& a, int32_t downstream, int32_t j,
+               SampleRange piece, int32_t it) {
+    const int32_t from = layout_.stage_device[a.stage];
+    const int32_t to = layout_.stage_device[downstream];
+    if (from == to) return;  // consume() adds the plain dependency
+    const bool fwd = a.op == Op::kFwd;
+    const int32_t cut = fwd ? a.stage : downstream;
+    const int32_t send = builder_.add(transfer(fwd ? Op::kSendAct : Op::kSendGrad, from, to,
+                                               a.stage, a.microbatch, piece, cut, it));
+    builder_.add_dependency(send, self);
+    match(Key{it, a.op, a.stage, a.microbatch, j}, send, /*is_send=*/true);
+  }
+
+  void match(const Key& key, int32_t id, bool is_send) {
+    auto [it, inserted] = open_.try_emplace(key, id);
+    if (inserted) return;
+    if (is_send) {
+      builder_.pair(id, it->second);
+    } else {
+      builder_.pair(it->second, id);
+    }
+    open_.erase(it);
+  }
+
+  const PipelineLayout& layout_;
+  const ComputeOrder& order_;
+  int32_t iterations_;
+  int32_t num_stages_;
+  ProgramBuilder builder_;
+  std::map<Key, int32_t> open_;  // transfers whose other end is not emitted yet
+};
+
+}  // namespace
+
+Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations) {
+  return Lowering(layout, order, iterations).run();
+}
+
+}  // namespace pipetwin

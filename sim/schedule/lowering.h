@@ -1,0 +1,41 @@
+// Lowering: turns a compute-only schedule into a Program by adding the SEND/RECV pairs
+// and data dependencies between stages, then repeating it for every iteration with an
+// OPTIM per stage at the iteration's end.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/program/program.h"
+#include "sim/schedule/compute_order.h"
+
+namespace pipetwin {
+
+// Per-sample costs of one pipeline stage (a model chunk) on its device.
+struct StageCost {
+  double fwd_s_per_sample = 0;
+  double bwd_s_per_sample = 0;
+  double output_bytes_per_sample = 0;  // activations to the next stage (and grads back)
+  double stash_bytes_per_sample = 0;   // kept from FWD until BWD
+};
+
+struct PipelineLayout {
+  int32_t num_devices = 0;
+  int32_t global_batch = 0;
+  std::vector<int32_t> stage_device;
+  // Per stage, its partition of the minibatch for the forward and for the backward.
+  // Equal microbatches give every stage the same ranges; UMPIPE gives each its own.
+  std::vector<std::vector<SampleRange>> fwd_ranges;
+  std::vector<std::vector<SampleRange>> bwd_ranges;
+  std::vector<StageCost> costs;
+  std::vector<int64_t> static_bytes;  // per device
+};
+
+// A FWD of stage s waits for every range of stage s-1 that overlaps its own (one
+// transfer per overlapping piece, or a plain dependency when both stages share a
+// device); a BWD waits for the overlapping gradient ranges of stage s+1 and for its
+// own stage's forwards of those samples. SENDs sit on the producer's send lane in
+// production order, RECVs on the consumer's recv lane in consumption order.
+Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations);
+
+}  // namespace pipetwin

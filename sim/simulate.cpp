@@ -1,0 +1,52 @@
+#include "sim/simulate.h"
+
+#include <cstdio>
+
+#include "sim/errors.h"
+#include "sim/exec/analytic_executor.h"
+#include "sim/exec/make_timeline.h"
+#include "sim/scenario/resolve_scenario.h"
+#include "sim/schedule/build_program.h"
+
+namespace pipetwin {
+namespace {
+
+std::string gib(double bytes) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buffer;
+}
+
+}  // namespace
+
+std::vector<std::string> available_engines() { return {"analytic"}; }
+
+SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions& options) {
+  if (options.engine != "analytic") {
+    throw InputError("--engine " + options.engine + ": unknown engine (available: analytic)");
+  }
+  SimulationResult result;
+  result.setup = resolve_scenario(loaded);
+  result.program = build_program(result.setup);
+  result.times = run_analytic(result.program, result.setup.cluster);
+  result.memory = memory_curve(result.program, result.times);
+
+  for (int32_t d = 0; d < result.program.num_devices; ++d) {
+    const MemoryPeak& peak = result.memory.peaks[d];
+    const DeviceSpec& device = result.setup.cluster.devices[d];
+    if (static_cast<double>(peak.bytes) <= device.memory_bytes) continue;
+    result.out_of_memory.push_back(d);
+    if (options.allow_oom) continue;
+    const std::string at =
+        peak.instruction >= 0 ? " at " + result.program.text(peak.instruction) : " before any op";
+    throw RuntimeFailure(device.name + " runs out of memory: it needs " + gib(peak.bytes) + at +
+                         ", more than its " + gib(device.memory_bytes) +
+                         " (cluster.gpu.memory_gib). Use more stages, more microbatches, "
+                         "1F1B, or pass --allow-oom to report it instead.");
+  }
+  result.timeline = make_timeline(result.program, result.setup.cluster, result.times, result.memory,
+                                  options.engine);
+  return result;
+}
+
+}  // namespace pipetwin

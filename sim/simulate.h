@@ -1,0 +1,37 @@
+// One simulated run: scenario -> Setup -> Program -> executor -> Timeline.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/exec/execution_times.h"
+#include "sim/exec/memory_curve.h"
+#include "sim/program/program.h"
+#include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/setup.h"
+#include "traces/timeline.h"
+
+namespace pipetwin {
+
+struct SimulationOptions {
+  std::string engine = "analytic";
+  // Report devices whose peak memory exceeds their capacity instead of failing.
+  bool allow_oom = false;
+};
+
+struct SimulationResult {
+  Setup setup;
+  Program program;
+  ExecutionTimes times;
+  MemoryCurve memory;
+  Timeline timeline;
+  std::vector<int32_t> out_of_memory;  // devices over capacity (with allow_oom)
+};
+
+// Throws InputError for a bad scenario, RuntimeFailure for a run that fails
+// (a device out of memory without allow_oom).
+SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions& options);
+
+std::vector<std::string> available_engines();
+
+}  // namespace pipetwin

@@ -1,0 +1,72 @@
+// Cluster presets: every field filled with a positive number, and a few figures that
+// the docs promise (docs/clusters.md) pinned so that an edit is a deliberate one.
+#include "sim/cluster/presets.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace pipetwin {
+namespace {
+
+void expect_link_complete(const proto::Link& link, const std::string& what) {
+  EXPECT_TRUE(link.has_bandwidth_gbytes_per_s()) << what;
+  EXPECT_GT(link.bandwidth_gbytes_per_s(), 0) << what;
+  EXPECT_TRUE(link.has_latency_us()) << what;
+  EXPECT_GT(link.latency_us(), 0) << what;
+}
+
+TEST(ClusterPresets, EveryPresetSetsEveryField) {
+  const auto names = cluster_preset_names();
+  ASSERT_EQ(names.size(), 4u);
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    const std::optional<proto::Cluster> c = cluster_preset(name);
+    ASSERT_TRUE(c.has_value());
+    EXPECT_EQ(c->preset(), name);
+    ASSERT_TRUE(c->has_nodes());
+    EXPECT_EQ(c->nodes(), 1);
+    ASSERT_TRUE(c->has_gpus_per_node());
+    EXPECT_GT(c->gpus_per_node(), 0);
+    ASSERT_TRUE(c->has_gpu());
+    EXPECT_FALSE(c->gpu().name().empty());
+    EXPECT_TRUE(c->gpu().has_peak_tflops());
+    EXPECT_GT(c->gpu().peak_tflops(), 0);
+    EXPECT_TRUE(c->gpu().has_memory_gib());
+    EXPECT_GT(c->gpu().memory_gib(), 0);
+    ASSERT_TRUE(c->has_intra_node());
+    ASSERT_TRUE(c->has_inter_node());
+    ASSERT_TRUE(c->has_host_link());
+    expect_link_complete(c->intra_node(), "intra_node");
+    expect_link_complete(c->inter_node(), "inter_node");
+    expect_link_complete(c->host_link(), "host_link");
+  }
+}
+
+TEST(ClusterPresets, KnownFigures) {
+  const proto::Cluster a100 = *cluster_preset("dgx-a100");
+  EXPECT_EQ(a100.gpus_per_node(), 8);
+  EXPECT_DOUBLE_EQ(a100.gpu().peak_tflops(), 312);
+  EXPECT_DOUBLE_EQ(a100.intra_node().bandwidth_gbytes_per_s(), 300);
+  EXPECT_DOUBLE_EQ(a100.inter_node().bandwidth_gbytes_per_s(), 25);
+
+  const proto::Cluster h100 = *cluster_preset("dgx-h100");
+  EXPECT_DOUBLE_EQ(h100.intra_node().bandwidth_gbytes_per_s(), 450);
+  EXPECT_DOUBLE_EQ(h100.inter_node().bandwidth_gbytes_per_s(), 50);
+  EXPECT_GT(h100.gpu().peak_tflops(), 3 * a100.gpu().peak_tflops());
+
+  // The PCIe box has no NVLink: its GPUs talk at host-link speed.
+  const proto::Cluster pcie = *cluster_preset("pcie-8xa100");
+  EXPECT_DOUBLE_EQ(pcie.intra_node().bandwidth_gbytes_per_s(),
+                   pcie.host_link().bandwidth_gbytes_per_s());
+  EXPECT_LT(pcie.intra_node().bandwidth_gbytes_per_s(), 40);
+}
+
+TEST(ClusterPresets, UnknownNameIsNullopt) {
+  EXPECT_FALSE(cluster_preset("dgx-b200").has_value());
+  EXPECT_FALSE(cluster_preset("").has_value());
+  EXPECT_FALSE(cluster_preset("DGX-A100").has_value());
+}
+
+}  // namespace
+}  // namespace pipetwin

@@ -1,0 +1,159 @@
+// Lowering and validation of the program IR.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "sim/errors.h"
+#include "sim/program/validate_program.h"
+#include "sim/schedule/build_program.h"
+#include "sim/schedule/lowering.h"
+#include "uniform_setup.h"
+
+namespace pipetwin {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::uniform_setup;
+
+std::vector<std::string> lane_text(const Program& p, int device, Lane lane) {
+  std::vector<std::string> out;
+  const int l = device * kLaneCount + static_cast<int>(lane);
+  for (int i = p.lane_begin[l]; i < p.lane_begin[l + 1]; ++i) out.push_back(p.text(i));
+  return out;
+}
+
+TEST(Lowering, OneFOneBTwoStagesTextForm) {
+  const Program p = build_program(uniform_setup(proto::ONE_F_ONE_B, 2, 3, 1, 2));
+  EXPECT_THAT(lane_text(p, 0, Lane::kCompute),
+              ElementsAre("0F0", "0F1", "0B0", "0F2", "0B1", "0B2", "0OPT"));
+  EXPECT_THAT(lane_text(p, 1, Lane::kCompute),
+              ElementsAre("1F0", "1B0", "1F1", "1B1", "1F2", "1B2", "1OPT"));
+  EXPECT_THAT(lane_text(p, 0, Lane::kSend), ElementsAre("0SEND_A0", "0SEND_A1", "0SEND_A2"));
+  EXPECT_THAT(lane_text(p, 0, Lane::kRecv), ElementsAre("0RECV_G0", "0RECV_G1", "0RECV_G2"));
+  EXPECT_THAT(lane_text(p, 1, Lane::kSend), ElementsAre("1SEND_G0", "1SEND_G1", "1SEND_G2"));
+  EXPECT_THAT(lane_text(p, 1, Lane::kRecv), ElementsAre("1RECV_A0", "1RECV_A1", "1RECV_A2"));
+}
+
+TEST(Lowering, EveryStageAndMicrobatchHasOneForwardAndOneBackward) {
+  for (auto kind : {proto::GPIPE, proto::ONE_F_ONE_B, proto::INTERLEAVED_ONE_F_ONE_B}) {
+    const int K = 4, M = 8, v = kind == proto::INTERLEAVED_ONE_F_ONE_B ? 2 : 1;
+    const Program p = build_program(uniform_setup(kind, K, M, 1, 2, v));
+    std::map<std::tuple<int, int, Op>, int> count;
+    for (const Instruction& i : p.instructions) {
+      if (i.op == Op::kFwd || i.op == Op::kBwd) ++count[{i.stage, i.microbatch, i.op}];
+    }
+    EXPECT_EQ(static_cast<int>(count.size()), 2 * K * v * M);
+    for (const auto& [key, n] : count) EXPECT_EQ(n, 1);
+  }
+}
+
+TEST(Lowering, UnequalRangesGetOneTransferPerOverlap) {
+  // Stage 0 cuts 12 samples as [0,4)[4,12); stage 1 as [0,6)[6,12): three pieces.
+  PipelineLayout layout;
+  layout.num_devices = 2;
+  layout.global_batch = 12;
+  layout.stage_device = {0, 1};
+  layout.fwd_ranges = {{{0, 4}, {4, 12}}, {{0, 6}, {6, 12}}};
+  layout.bwd_ranges = layout.fwd_ranges;
+  layout.costs = {{1, 2, 10, 0}, {1, 2, 10, 0}};
+  layout.static_bytes = {0, 0};
+  const ComputeOrder order = {
+      {{Op::kFwd, 0, 0}, {Op::kFwd, 0, 1}, {Op::kBwd, 0, 0}, {Op::kBwd, 0, 1}},
+      {{Op::kFwd, 1, 0}, {Op::kFwd, 1, 1}, {Op::kBwd, 1, 0}, {Op::kBwd, 1, 1}}};
+  const Program p = lower(layout, order, 1);
+  validate_program(p);
+  EXPECT_TRUE(p.show_ranges);
+  EXPECT_THAT(lane_text(p, 0, Lane::kSend),
+              ElementsAre("0SEND_A[0,4)", "0SEND_A[4,6)", "0SEND_A[6,12)"));
+  EXPECT_THAT(lane_text(p, 1, Lane::kRecv),
+              ElementsAre("1RECV_A[0,4)", "1RECV_A[4,6)", "1RECV_A[6,12)"));
+  int64_t bytes = 0;
+  for (const Instruction& i : p.instructions) {
+    if (i.op == Op::kSendAct) bytes += i.bytes;
+  }
+  EXPECT_EQ(bytes, 12 * 10);  // every sample's activations cross exactly once
+}
+
+// Hand-made programs that break the rules, each rejected with the instruction named.
+Instruction compute(Op op, int device, int stage, SampleRange r) {
+  Instruction i;
+  i.op = op;
+  i.device = device;
+  i.stage = stage;
+  i.range = r;
+  return i;
+}
+
+Instruction transfer(Op op, int device, int peer, int stage, SampleRange r) {
+  Instruction i = compute(op, device, stage, r);
+  i.peer_device = peer;
+  return i;
+}
+
+TEST(ValidateProgram, RejectsUnmatchedSend) {
+  ProgramBuilder b(2, 1, 1, 4);
+  b.add(compute(Op::kFwd, 0, 0, {0, 4}));
+  b.add(compute(Op::kBwd, 0, 0, {0, 4}));
+  b.add(transfer(Op::kSendAct, 0, 1, 0, {0, 4}));
+  const Program p = std::move(b).finish();
+  try {
+    validate_program(p);
+    FAIL() << "accepted an unmatched send";
+  } catch (const InputError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("0SEND_A0"));
+    EXPECT_THAT(e.what(), HasSubstr("no matching RECV"));
+  }
+}
+
+TEST(ValidateProgram, RejectsUncoveredRange) {
+  ProgramBuilder b(1, 1, 1, 8);
+  b.add(compute(Op::kFwd, 0, 0, {0, 4}));
+  b.add(compute(Op::kBwd, 0, 0, {0, 8}));
+  const Program p = std::move(b).finish();
+  EXPECT_THAT([&] { validate_program(p); },
+              ::testing::ThrowsMessage<InputError>(HasSubstr("cover only samples [0,4) of 8")));
+}
+
+TEST(ValidateProgram, RejectsOverlappingRanges) {
+  ProgramBuilder b(1, 1, 1, 8);
+  b.add(compute(Op::kFwd, 0, 0, {0, 6}));
+  b.add(compute(Op::kFwd, 0, 0, {4, 8}));
+  b.add(compute(Op::kBwd, 0, 0, {0, 8}));
+  const Program p = std::move(b).finish();
+  EXPECT_THAT([&] { validate_program(p); },
+              ::testing::ThrowsMessage<InputError>(HasSubstr("overlap")));
+}
+
+TEST(ValidateProgram, RejectsRendezvousDeadlock) {
+  // Each device first waits to receive, then sends: neither RECV is ever matched in time.
+  ProgramBuilder b(2, 2, 1, 4);
+  const int f0 = b.add(compute(Op::kFwd, 0, 0, {0, 4}));
+  const int f1 = b.add(compute(Op::kFwd, 1, 1, {0, 4}));
+  b.add(compute(Op::kBwd, 0, 0, {0, 4}));
+  b.add(compute(Op::kBwd, 1, 1, {0, 4}));
+  const int r0 = b.add(transfer(Op::kRecvGrad, 0, 1, 0, {0, 4}));
+  const int r1 = b.add(transfer(Op::kRecvAct, 1, 0, 1, {0, 4}));
+  const int s0 = b.add(transfer(Op::kSendAct, 0, 1, 0, {0, 4}));
+  const int s1 = b.add(transfer(Op::kSendGrad, 1, 0, 1, {0, 4}));
+  b.pair(s0, r1);
+  b.pair(s1, r0);
+  b.add_dependency(f0, r0);  // stage 0's forward waits for the gradient...
+  b.add_dependency(s0, f0);
+  b.add_dependency(f1, r1);
+  b.add_dependency(s1, f1);  // ...which stage 1 sends only after its forward
+  const Program p = std::move(b).finish();
+  EXPECT_THAT([&] { validate_program(p); },
+              ::testing::ThrowsMessage<InputError>(HasSubstr("can never")));
+}
+
+TEST(ValidateProgram, AcceptsEveryBuiltSchedule) {
+  for (auto kind : {proto::GPIPE, proto::ONE_F_ONE_B, proto::INTERLEAVED_ONE_F_ONE_B}) {
+    pipetwin::Setup setup =
+        uniform_setup(kind, 4, 8, 1, 2, kind == proto::INTERLEAVED_ONE_F_ONE_B ? 3 : 1);
+    setup.training.iterations = 3;
+    EXPECT_NO_THROW(validate_program(build_program(setup)));
+  }
+}
+
+}  // namespace
+}  // namespace pipetwin

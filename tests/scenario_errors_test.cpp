@@ -1,0 +1,182 @@
+// Bad input: every error exits 2 (runtime failures 1) and names the file, the line
+// and the field; no partial output file is left behind.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "cli_runner.h"
+
+namespace pipetwin {
+namespace {
+
+using testing::CliResult;
+using ::testing::HasSubstr;
+using testing::run_pipetwin;
+using testing::TempDir;
+
+// The issue's minimal scenario, line by line so tests can break one line.
+const char* kUniform = R"(name: "uniform"
+cluster {
+  nodes: 1
+  gpus_per_node: 4
+  gpu { name: "test" peak_tflops: 100 memory_gib: 80 }
+  intra_node { bandwidth_gbytes_per_s: 100 latency_us: 0 }
+  inter_node { bandwidth_gbytes_per_s: 25 latency_us: 5 }
+  host_link  { bandwidth_gbytes_per_s: 25 latency_us: 2 }
+}
+model {
+  layers { name: "l0" fwd_ms: 1.0 bwd_ms: 2.0 activation_bytes: 0 parameter_bytes: 0 }
+  layers { name: "l1" fwd_ms: 1.0 bwd_ms: 2.0 activation_bytes: 0 parameter_bytes: 0 }
+}
+training { global_batch: 32 microbatches: 8 iterations: 1 }
+schedule { kind: GPIPE stages: 2 }
+)";
+
+std::string replace(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+class ScenarioErrors : public ::testing::Test {
+ protected:
+  CliResult simulate(const std::string& scenario, const std::string& extra = "") {
+    path_ = dir_.write("bad.textproto", scenario);
+    return run_pipetwin("simulate " + path_.string() + " " + extra);
+  }
+  void expect_input_error(const CliResult& r, const std::string& line, const std::string& field,
+                          const std::string& problem) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(path_.string() + ":" + line));
+    EXPECT_THAT(r.err, HasSubstr(field));
+    EXPECT_THAT(r.err, HasSubstr(problem));
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  TempDir dir_;
+  std::filesystem::path path_;
+};
+
+TEST_F(ScenarioErrors, ValidScenarioRuns) {
+  const CliResult r = simulate(kUniform, "--json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"iteration_time_s\""));
+}
+
+TEST_F(ScenarioErrors, UnknownField) {
+  expect_input_error(simulate(replace(kUniform, "stages: 2", "stagez: 2")), "15", "stagez",
+                     "no field named");
+}
+
+TEST_F(ScenarioErrors, WrongType) {
+  expect_input_error(simulate(replace(kUniform, "global_batch: 32", "global_batch: \"many\"")),
+                     "14", "global_batch", "integer");
+}
+
+TEST_F(ScenarioErrors, NegativeSize) {
+  expect_input_error(simulate(replace(kUniform, "fwd_ms: 1.0", "fwd_ms: -1.0")), "11",
+                     "model.layers[0].fwd_ms", "must not be negative");
+}
+
+TEST_F(ScenarioErrors, ZeroSize) {
+  expect_input_error(simulate(replace(kUniform, "global_batch: 32", "global_batch: 0")), "14",
+                     "training.global_batch", "must be positive");
+}
+
+TEST_F(ScenarioErrors, ZeroBandwidth) {
+  expect_input_error(
+      simulate(replace(kUniform, "bandwidth_gbytes_per_s: 100", "bandwidth_gbytes_per_s: 0")), "6",
+      "cluster.intra_node.bandwidth_gbytes_per_s", "must be positive");
+}
+
+TEST_F(ScenarioErrors, MoreStagesThanLayers) {
+  expect_input_error(simulate(replace(kUniform, "stages: 2", "stages: 3")), "15", "schedule.stages",
+                     "more layers than the model's 2");
+}
+
+TEST_F(ScenarioErrors, MoreStagesThanDevices) {
+  std::string many_layers = kUniform;
+  for (int i = 0; i < 6; ++i) {
+    many_layers = replace(many_layers, "model {\n", "model {\n  layers { fwd_ms: 1 bwd_ms: 2 }\n");
+  }
+  path_ = dir_.write("bad.textproto", replace(many_layers, "stages: 2", "stages: 5"));
+  const CliResult r = run_pipetwin("simulate " + path_.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("schedule.stages: 5 stages need more devices than the cluster's 4"));
+}
+
+TEST_F(ScenarioErrors, MicrobatchesLargerThanBatch) {
+  expect_input_error(simulate(replace(kUniform, "microbatches: 8", "microbatches: 33")), "14",
+                     "training.microbatches", "cannot split a batch of 32");
+}
+
+TEST_F(ScenarioErrors, MissingProfileFile) {
+  const std::string scenario = replace(
+      kUniform,
+      "  layers { name: \"l0\" fwd_ms: 1.0 bwd_ms: 2.0 activation_bytes: 0 parameter_bytes: 0 }\n"
+      "  layers { name: \"l1\" fwd_ms: 1.0 bwd_ms: 2.0 activation_bytes: 0 parameter_bytes: 0 }\n",
+      "  pipedream_profile: \"no/such/graph.txt\"\n  profile_batch: 32\n");
+  expect_input_error(simulate(scenario), "11", "model.pipedream_profile", "cannot read file");
+}
+
+TEST_F(ScenarioErrors, MalformedText) {
+  expect_input_error(simulate(replace(kUniform, "schedule {", "schedule ")), "15", "", "Expected");
+}
+
+TEST_F(ScenarioErrors, MissingRequiredField) {
+  expect_input_error(simulate(replace(kUniform, "microbatches: 8 ", "")), "14",
+                     "training.microbatches", "missing");
+}
+
+TEST_F(ScenarioErrors, UnknownPreset) {
+  expect_input_error(simulate(replace(kUniform, "nodes: 1", "preset: \"dgx-z9\"")), "3",
+                     "cluster.preset", "unknown preset 'dgx-z9'");
+}
+
+TEST_F(ScenarioErrors, BadOverridePath) {
+  const CliResult r = simulate(kUniform, "--set schedule.knd=GPIPE");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--set schedule.knd=GPIPE: no field 'knd'"));
+}
+
+TEST_F(ScenarioErrors, BadOverrideValue) {
+  const CliResult r = simulate(kUniform, "--set schedule.kind=ZERO_BUBBLE");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("one of GPIPE ONE_F_ONE_B INTERLEAVED_ONE_F_ONE_B"));
+}
+
+TEST_F(ScenarioErrors, OverrideBlamedForItsValue) {
+  const CliResult r = simulate(kUniform, "--set training.microbatches=0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err,
+              HasSubstr("--set training.microbatches=0: training.microbatches: must be positive"));
+}
+
+TEST_F(ScenarioErrors, MissingScenarioFile) {
+  const CliResult r = run_pipetwin("simulate /no/such/file.textproto");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("/no/such/file.textproto: cannot read scenario file"));
+}
+
+TEST_F(ScenarioErrors, OutOfMemoryIsARuntimeFailureAndLeavesNoTrace) {
+  const std::string big = replace(kUniform, "activation_bytes: 0 parameter_bytes: 0 }\n  layers",
+                                  "activation_bytes: 20000000000 parameter_bytes: 0 }\n  layers");
+  const auto trace = dir_.path() / "trace.json";
+  const CliResult r = simulate(big, "--trace " + trace.string());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("gpu0 runs out of memory"));
+  EXPECT_THAT(r.err, HasSubstr("at 0F"));
+  EXPECT_FALSE(std::filesystem::exists(trace));
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path())) {
+    EXPECT_EQ(entry.path().extension(), ".textproto") << "left behind: " << entry.path();
+  }
+}
+
+TEST_F(ScenarioErrors, AllowOomReportsInstead) {
+  const std::string big = replace(kUniform, "activation_bytes: 0 parameter_bytes: 0 }\n  layers",
+                                  "activation_bytes: 20000000000 parameter_bytes: 0 }\n  layers");
+  const CliResult r = simulate(big, "--allow-oom --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"out_of_memory\": true"));
+}
+
+}  // namespace
+}  // namespace pipetwin

@@ -1,0 +1,166 @@
+// `pipetwin simulate` end to end: the built-in scenarios, --set, --json and the trace.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli_runner.h"
+#include "scenarios/builtin_files.h"
+#include "traces/chrome_trace.h"
+#include "traces/timeline_proto_io.h"
+
+namespace pipetwin {
+namespace {
+
+using testing::CliResult;
+using ::testing::HasSubstr;
+using testing::read_all;
+using testing::run_pipetwin;
+using testing::TempDir;
+
+nlohmann::json simulate_json(const std::string& args) {
+  const CliResult r = run_pipetwin("simulate " + args + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(SimulateCli, QuickstartIsBuiltIn) {
+  const CliResult r = run_pipetwin("simulate");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("quickstart: ONE_F_ONE_B, 4 stages"));
+  EXPECT_THAT(r.out, HasSubstr("iteration time"));
+  EXPECT_THAT(r.out, HasSubstr("throughput"));
+}
+
+TEST(SimulateCli, JsonHasTheContractFields) {
+  const nlohmann::json j = simulate_json("");
+  for (const char* key : {"iteration_time_s", "training_time_s", "throughput_samples_per_s",
+                          "bubble_ratio", "devices"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  ASSERT_EQ(j["devices"].size(), 4u);
+  for (const auto& d : j["devices"]) {
+    EXPECT_TRUE(d.contains("id") && d.contains("busy_s") && d.contains("peak_memory_bytes"));
+    EXPECT_GT(d["peak_memory_bytes"].get<double>(), 0);
+  }
+  EXPECT_DOUBLE_EQ(j["training_time_s"].get<double>(), 2 * j["iteration_time_s"].get<double>());
+  EXPECT_NEAR(j["throughput_samples_per_s"].get<double>(), 32 / j["iteration_time_s"].get<double>(),
+              1e-9);
+}
+
+TEST(SimulateCli, UniformScenarioMatchesTheClosedForm) {
+  const nlohmann::json j =
+      simulate_json(std::string(PIPETWIN_SOURCE_DIR) + "/scenarios/uniform.textproto");
+  EXPECT_NEAR(j["iteration_time_s"].get<double>(), 0.027, 1e-12);
+  EXPECT_NEAR(j["bubble_ratio"].get<double>(), 1.0 / 9, 1e-12);
+}
+
+TEST(SimulateCli, SetOverridesFields) {
+  const std::string uniform = std::string(PIPETWIN_SOURCE_DIR) + "/scenarios/uniform.textproto";
+  // Layer costs stay those of a 4-sample microbatch, so 16 microbatches of 2 samples
+  // take half as long each: (16 + 1) * 1.5 ms.
+  const nlohmann::json j = simulate_json(uniform +
+                                         " --set training.microbatches=16"
+                                         " --set schedule.kind=ONE_F_ONE_B");
+  EXPECT_EQ(j["schedule"], "ONE_F_ONE_B");
+  EXPECT_EQ(j["microbatches"], 16);
+  EXPECT_NEAR(j["iteration_time_s"].get<double>(), 17 * 0.0015, 1e-12);
+  const nlohmann::json k = simulate_json(uniform + " --set model.layers[1].fwd_ms=3");
+  // GPipe, stage 1 now 3 ms forward: its forwards end at 1 + 8 * 3 = 25 ms, its
+  // backwards at 25 + 8 * 2 = 41 ms, and stage 0's last backward at 43 ms.
+  EXPECT_NEAR(k["iteration_time_s"].get<double>(), 0.043, 1e-12);
+}
+
+TEST(SimulateCli, EveryShippedScenarioRuns) {
+  for (const std::string& name : builtin_file_names()) {
+    if (name.find(".textproto") == std::string::npos) continue;
+    const CliResult r = run_pipetwin("simulate builtin:" + name + " --allow-oom --json");
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.err;
+  }
+}
+
+TEST(SimulateCli, GpipeNeedsMoreMemoryThanOneFOneB) {
+  const std::string dir = std::string(PIPETWIN_SOURCE_DIR) + "/scenarios/";
+  const nlohmann::json gpipe = simulate_json(dir + "gpt-8gpu-gpipe.textproto --allow-oom");
+  const nlohmann::json ofob = simulate_json(dir + "gpt-8gpu-1f1b.textproto");
+  EXPECT_TRUE(gpipe["out_of_memory"].get<bool>());
+  EXPECT_FALSE(ofob["out_of_memory"].get<bool>());
+  EXPECT_NEAR(gpipe["iteration_time_s"].get<double>(), ofob["iteration_time_s"].get<double>(),
+              0.02 * ofob["iteration_time_s"].get<double>());
+  EXPECT_GT(gpipe["devices"][0]["peak_memory_bytes"].get<double>(),
+            2 * ofob["devices"][0]["peak_memory_bytes"].get<double>());
+}
+
+class TraceOutput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    trace_ = dir_.path() / "run.json";
+    timeline_ = dir_.path() / "run.timeline";
+    const CliResult r = run_pipetwin("simulate --set training.iterations=1 --trace " +
+                                     trace_.string() + " --timeline " + timeline_.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  TempDir dir_;
+  std::filesystem::path trace_, timeline_;
+};
+
+TEST_F(TraceOutput, ParsesAndHasOneForwardAndBackwardPerStageAndMicrobatch) {
+  const nlohmann::json trace = nlohmann::json::parse(read_all(trace_));
+  std::map<std::tuple<std::string, int, int>, int> compute;
+  std::map<uint64_t, std::multiset<std::string>> flows;
+  bool memory_counter = false, thread_names = false;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string ph = e["ph"];
+    if (ph == "X" && e["cat"] == "compute" && e["args"]["op"] != "OPTIM") {
+      EXPECT_TRUE(e["args"].contains("samples") && e["args"].contains("iteration"));
+      ++compute[{e["args"]["op"], e["args"]["stage"], e["args"]["microbatch"]}];
+    }
+    if (ph == "s" || ph == "f") flows[e["id"].get<uint64_t>()].insert(ph);
+    if (ph == "C") memory_counter = true;
+    if (ph == "M" && e["name"] == "thread_name") thread_names = true;
+  }
+  EXPECT_EQ(compute.size(), 2u * 4 * 8);  // FWD and BWD x 4 stages x 8 microbatches
+  for (const auto& [key, n] : compute) EXPECT_EQ(n, 1);
+  EXPECT_EQ(flows.size(), 2u * 3 * 8);  // activations and gradients over 3 cuts
+  for (const auto& [id, ends] : flows) EXPECT_EQ(ends, (std::multiset<std::string>{"f", "s"}));
+  EXPECT_TRUE(memory_counter);
+  EXPECT_TRUE(thread_names);
+}
+
+TEST_F(TraceOutput, ReadsBackToTheWrittenTimeline) {
+  const Timeline saved = read_timeline_file(timeline_.string());
+  const Timeline from_trace = read_chrome_trace(read_all(trace_));
+  ASSERT_EQ(saved.spans.size(), from_trace.spans.size());
+  for (size_t i = 0; i < saved.spans.size(); ++i) {
+    const Span& a = saved.spans[i];
+    const Span& b = from_trace.spans[i];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.device, b.device);
+    EXPECT_EQ(a.lane, b.lane);
+    EXPECT_EQ(a.start_s, b.start_s);
+    EXPECT_EQ(a.end_s, b.end_s);
+    EXPECT_EQ(a.flow_id, b.flow_id);
+    EXPECT_EQ(a.bytes, b.bytes);
+  }
+  EXPECT_EQ(saved.counters.size(), from_trace.counters.size());
+  const TempDir other;
+  const auto again = other.path() / "again.json";
+  const CliResult r = run_pipetwin("trace " + timeline_.string() + " -o " + again.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_all(again), read_all(trace_));
+}
+
+TEST(TraceCli, UnreadableTimelineIsBadInput) {
+  const TempDir dir;
+  const auto garbage = dir.write("x.timeline", "not a timeline");
+  const CliResult r =
+      run_pipetwin("trace " + garbage.string() + " -o " + (dir.path() / "out.json").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(garbage.string()));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out.json"));
+}
+
+}  // namespace
+}  // namespace pipetwin

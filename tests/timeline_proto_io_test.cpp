@@ -1,0 +1,230 @@
+// Timeline files and atomic writes: exact round trip, clear errors, nothing half-written.
+#include "traces/timeline_proto_io.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "traces/atomic_file.h"
+
+namespace pipetwin {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+Timeline sample_timeline() {
+  Timeline t;
+  t.source = "simgrid";
+  t.devices = {{0, 0, "gpu0"}, {1, 1, "gpu1"}};
+  Span fwd;
+  fwd.device = 0;
+  fwd.lane = "compute";
+  fwd.name = "0F[0,48)";
+  fwd.op = "FWD";
+  fwd.stage = 0;
+  fwd.microbatch = 0;
+  fwd.range_hi = 48;
+  fwd.start_s = 0.1 + 0.2;  // not 0.3: catches any rounding on the way
+  fwd.end_s = 1.0 / 3;
+  Span send = fwd;
+  send.lane = "send";
+  send.name = "0SEND_A0";
+  send.op = "SEND_ACT";
+  send.start_s = fwd.end_s;
+  send.end_s = fwd.end_s + 1e-5;
+  send.bytes = int64_t{3} << 33;  // past 32 bits
+  send.peer_device = 1;
+  send.flow_id = uint64_t{1} << 63;
+  Span recv = send;
+  recv.device = 1;
+  recv.lane = "recv";
+  recv.name = "1RECV_A0";
+  recv.op = "RECV_ACT";
+  recv.stage = 1;
+  recv.peer_device = 0;
+  Span bwd = fwd;
+  bwd.device = 1;
+  bwd.name = "1B0";
+  bwd.op = "BWD";
+  bwd.stage = 1;
+  bwd.iteration = 2;
+  bwd.range_lo = -1;  // negative ints must survive too
+  t.spans = {fwd, send, recv, bwd};
+  t.counters = {{0, "memory_bytes", 0.0, 1.25e9}, {1, "memory_bytes", 1.0 / 3, 7.0 / 3}};
+  t.instants = {{1, "freeze", 0.7}};
+  return t;
+}
+
+void expect_same_timeline(const Timeline& want, const Timeline& got) {
+  EXPECT_EQ(got.source, want.source);
+  ASSERT_EQ(got.devices.size(), want.devices.size());
+  for (std::size_t i = 0; i < want.devices.size(); ++i) {
+    EXPECT_EQ(got.devices[i].id, want.devices[i].id);
+    EXPECT_EQ(got.devices[i].node, want.devices[i].node);
+    EXPECT_EQ(got.devices[i].name, want.devices[i].name);
+  }
+  ASSERT_EQ(got.spans.size(), want.spans.size());
+  for (std::size_t i = 0; i < want.spans.size(); ++i) {
+    SCOPED_TRACE("span " + std::to_string(i));
+    const Span& w = want.spans[i];
+    const Span& g = got.spans[i];
+    EXPECT_EQ(g.device, w.device);
+    EXPECT_EQ(g.lane, w.lane);
+    EXPECT_EQ(g.name, w.name);
+    EXPECT_EQ(g.op, w.op);
+    EXPECT_EQ(g.stage, w.stage);
+    EXPECT_EQ(g.microbatch, w.microbatch);
+    EXPECT_EQ(g.range_lo, w.range_lo);
+    EXPECT_EQ(g.range_hi, w.range_hi);
+    EXPECT_EQ(g.iteration, w.iteration);
+    EXPECT_EQ(g.start_s, w.start_s);
+    EXPECT_EQ(g.end_s, w.end_s);
+    EXPECT_EQ(g.bytes, w.bytes);
+    EXPECT_EQ(g.peer_device, w.peer_device);
+    EXPECT_EQ(g.flow_id, w.flow_id);
+  }
+  ASSERT_EQ(got.counters.size(), want.counters.size());
+  for (std::size_t i = 0; i < want.counters.size(); ++i) {
+    EXPECT_EQ(got.counters[i].device, want.counters[i].device);
+    EXPECT_EQ(got.counters[i].name, want.counters[i].name);
+    EXPECT_EQ(got.counters[i].time_s, want.counters[i].time_s);
+    EXPECT_EQ(got.counters[i].value, want.counters[i].value);
+  }
+  ASSERT_EQ(got.instants.size(), want.instants.size());
+  for (std::size_t i = 0; i < want.instants.size(); ++i) {
+    EXPECT_EQ(got.instants[i].device, want.instants[i].device);
+    EXPECT_EQ(got.instants[i].name, want.instants[i].name);
+    EXPECT_EQ(got.instants[i].time_s, want.instants[i].time_s);
+  }
+}
+
+// A fresh directory per test; tests may run as parallel processes (gtest_discover_tests).
+class TempDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("pipetwin_" + std::string(info->test_suite_name()) + "_" +
+                                        info->name() + "_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::vector<std::string> files() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      names.push_back(entry.path().filename().string());
+    }
+    return names;
+  }
+
+  static std::string contents(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+
+  static void put(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::binary) << text;
+  }
+
+  fs::path dir_;
+};
+
+using TimelineFile = TempDir;
+using AtomicFile = TempDir;
+
+TEST_F(TimelineFile, RoundTripIsExactAndLeavesOnlyTheFile) {
+  const Timeline t = sample_timeline();
+  write_timeline_file(t, path("run.timeline"));
+  EXPECT_EQ(files(), std::vector<std::string>{"run.timeline"});
+  expect_same_timeline(t, read_timeline_file(path("run.timeline")));
+}
+
+TEST_F(TimelineFile, EmptyTimelineRoundTrips) {
+  write_timeline_file(Timeline{}, path("empty.timeline"));
+  expect_same_timeline(Timeline{}, read_timeline_file(path("empty.timeline")));
+}
+
+TEST_F(TimelineFile, MissingFileErrorNamesThePath) {
+  try {
+    read_timeline_file(path("nope.timeline"));
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path("nope.timeline")));
+  }
+}
+
+TEST_F(TimelineFile, GarbageFileErrorNamesThePath) {
+  put(path("garbage.timeline"), "this is not a timeline, it is text\n");
+  try {
+    read_timeline_file(path("garbage.timeline"));
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path("garbage.timeline")));
+    EXPECT_THAT(e.what(), HasSubstr("not a timeline"));
+  }
+}
+
+TEST_F(TimelineFile, UnwritableDirectoryErrorNamesThePath) {
+  const std::string target = path("no/such/dir/run.timeline");
+  try {
+    write_timeline_file(sample_timeline(), target);
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(target));
+  }
+}
+
+TEST_F(AtomicFile, WritesAndReplacesTheWholeFile) {
+  put(path("out.json"), "old contents that are longer than the new ones");
+  write_file_atomically(path("out.json"), [](std::ostream& out) { out << "{}\n"; });
+  EXPECT_EQ(contents(path("out.json")), "{}\n");
+  EXPECT_EQ(files(), std::vector<std::string>{"out.json"});
+}
+
+TEST_F(AtomicFile, ThrowingWriterLeavesNoFileAndNoTemp) {
+  EXPECT_THROW(write_file_atomically(path("out.json"),
+                                     [](std::ostream& out) {
+                                       out << "{\"traceEvents\":[";
+                                       throw std::logic_error("writer gave up");
+                                     }),
+               std::logic_error);
+  EXPECT_TRUE(files().empty());
+}
+
+TEST_F(AtomicFile, ThrowingWriterKeepsThePreviousFile) {
+  put(path("out.json"), "previous");
+  EXPECT_THROW(write_file_atomically(path("out.json"),
+                                     [](std::ostream& out) {
+                                       out << "half";
+                                       throw std::runtime_error("disk on fire");
+                                     }),
+               std::runtime_error);
+  EXPECT_EQ(contents(path("out.json")), "previous");
+  EXPECT_EQ(files(), std::vector<std::string>{"out.json"});
+}
+
+TEST_F(AtomicFile, FailedStreamIsAnErrorNamingThePath) {
+  try {
+    write_file_atomically(path("out.json"),
+                          [](std::ostream& out) { out.setstate(std::ios::badbit); });
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path("out.json")));
+  }
+  EXPECT_TRUE(files().empty());
+}
+
+}  // namespace
+}  // namespace pipetwin

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs the Debian packages pipetwin builds against, skipping what is present.
+# Idempotent: a second run does nothing. When it cannot install (not root, no apt),
+# it prints the exact command to run.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config
+  libsimgrid-dev                    # simulator
+  libtorch-dev libgloo-dev          # real backend (CPU LibTorch + Gloo)
+  libprotobuf-dev protobuf-compiler # scenario schema, timelines
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+apt_line="apt-get install -y --no-install-recommends ${missing[*]}"
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo="sudo"
+  else
+    echo "deps: missing packages: ${missing[*]}" >&2
+    echo "deps: run as root:  apt-get update && $apt_line" >&2
+    exit 1
+  fi
+fi
+
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"; }; then
+  echo "deps: installation failed; run:  apt-get update && $apt_line" >&2
+  exit 1
+fi
