@@ -7,12 +7,16 @@ namespace pipetwin {
 
 ExecutionTimes run_analytic(const Program& program, const ClusterSpec& cluster) {
   ExecutionTimes times;
-  const auto duration = [&](int32_t i, int32_t recv) {
+  // One streaming pass computes every duration, so the walk itself never touches the
+  // (large) instructions.
+  std::vector<double> durations(program.size());
+  for (int32_t i = 0; i < program.size(); ++i) {
     const Instruction& instr = program.instructions[i];
-    if (recv < 0) return instr.compute_s;
-    return cluster.link(instr.device, instr.peer_device)
-        .transfer_seconds(static_cast<double>(instr.bytes));
-  };
+    durations[i] = is_transfer(instr.op) ? cluster.link(instr.device, instr.peer_device)
+                                               .transfer_seconds(static_cast<double>(instr.bytes))
+                                         : instr.compute_s;
+  }
+  const auto duration = [&](int32_t i, int32_t) { return durations[i]; };
   const WalkResult walk = walk_in_dependency_order(program, duration, times.start_s, times.end_s);
   if (walk.executed != program.size()) {
     throw RuntimeFailure("analytic executor: the program deadlocks at " +

@@ -26,57 +26,90 @@ struct WalkResult {
 template <class Duration>
 WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
                                     std::vector<double>& start, std::vector<double>& end) {
+  // Lanes are swept in order, each as far as its dependencies allow, so instructions
+  // are read sequentially; a lane that stalls is resumed when what it waits for ends.
   const int32_t n = p.size();
+  const int32_t lanes = p.num_devices * kLaneCount;
   start.assign(n, 0.0);
   end.assign(n, 0.0);
-  std::vector<double> ready(n, 0.0);
-  std::vector<int32_t> remaining(n);
-  std::vector<char> waiting_for_partner(n, 0);
-  std::vector<int32_t> stack;
-  stack.reserve(p.num_devices * kLaneCount);
-  for (int32_t i = 0; i < n; ++i) {
-    remaining[i] = (p.has_lane_predecessor(i) ? 1 : 0) + (p.dep_begin[i + 1] - p.dep_begin[i]);
-    if (remaining[i] == 0) stack.push_back(i);
+  // What the walk needs of each instruction, packed into 16 bytes: the walk is bound
+  // by memory access, not arithmetic.
+  struct Node {
+    double ready;       // when the data dependencies are met (or, waiting, the lane was)
+    int32_t remaining;  // data dependencies not yet ended; -1: a transfer waiting
+    int32_t lane;
+  };
+  std::vector<Node> node(n);
+  for (int32_t l = 0; l < lanes; ++l) {
+    for (int32_t i = p.lane_begin[l]; i < p.lane_begin[l + 1]; ++i) {
+      node[i] = {0.0, p.dep_begin[i + 1] - p.dep_begin[i], l};
+    }
   }
+  std::vector<int32_t> head(p.lane_begin.begin(), p.lane_begin.end() - 1);
+  std::vector<double> lane_free(lanes, 0.0);  // when the lane's last instruction ended
+  std::vector<char> queued(lanes, 1);
+  std::vector<int32_t> worklist(lanes);
+  for (int32_t l = 0; l < lanes; ++l) worklist[l] = lanes - 1 - l;
 
   WalkResult result;
-  auto release = [&](int32_t next, double t) {
-    ready[next] = std::max(ready[next], t);
-    if (--remaining[next] == 0) stack.push_back(next);
+  auto wake = [&](int32_t lane) {
+    if (!queued[lane]) {
+      queued[lane] = 1;
+      worklist.push_back(lane);
+    }
   };
-  auto finish = [&](int32_t i, double s, double e) {
+  auto finish = [&](int32_t i, int32_t lane, double s, double e) {
     start[i] = s;
     end[i] = e;
     ++result.executed;
-    const int32_t next = p.lane_next(i);
-    if (next >= 0) release(next, e);
-    for (int32_t d : p.dependents_of(i)) release(d, e);
+    ++head[lane];
+    lane_free[lane] = e;
+    for (int32_t d : p.dependents_of(i)) {
+      Node& next = node[d];
+      if (e > next.ready) next.ready = e;
+      if (--next.remaining == 0) wake(next.lane);
+    }
   };
 
-  while (!stack.empty()) {
-    const int32_t i = stack.back();
-    stack.pop_back();
-    const int32_t partner = p.partner[i];
-    if (partner < 0) {
-      finish(i, ready[i], ready[i] + duration(i, -1));
-    } else if (!waiting_for_partner[partner]) {
-      waiting_for_partner[i] = 1;
-    } else {
-      const int32_t send = is_send(p.instructions[i].op) ? i : partner;
-      const int32_t recv = send == i ? partner : i;
-      const double s = std::max(ready[i], ready[partner]);
+  while (!worklist.empty()) {
+    const int32_t lane = worklist.back();
+    worklist.pop_back();
+    queued[lane] = 0;
+    const int32_t lane_end = p.lane_begin[lane + 1];
+    while (head[lane] < lane_end) {
+      const int32_t i = head[lane];
+      if (node[i].remaining != 0) break;  // woken again when the last dependency ends
+      const double t = std::max(node[i].ready, lane_free[lane]);
+      const int32_t partner = p.partner[i];
+      if (partner < 0) {
+        finish(i, lane, t, t + duration(i, -1));
+        continue;
+      }
+      if (node[partner].remaining >= 0) {  // the partner's lane fires the pair later
+        node[i] = {t, -1, lane};
+        break;
+      }
+      const bool i_sends = lane % kLaneCount == static_cast<int>(Lane::kSend);
+      const int32_t send = i_sends ? i : partner;
+      const int32_t recv = i_sends ? partner : i;
+      const double s = std::max(t, node[partner].ready);
       const double e = s + duration(send, recv);
-      finish(i, s, e);
-      finish(partner, s, e);
+      const int32_t partner_lane = node[partner].lane;
+      finish(i, lane, s, e);
+      finish(partner, partner_lane, s, e);
+      wake(partner_lane);
     }
   }
 
   if (result.executed < n) {
-    for (int32_t i = 0; i < n && result.blocked < 0; ++i) {
-      if (waiting_for_partner[i] && !waiting_for_partner[p.partner[i]]) result.blocked = i;
+    for (int32_t l = 0; l < lanes && result.blocked < 0; ++l) {
+      const int32_t i = head[l];
+      if (i < p.lane_begin[l + 1] && node[i].remaining < 0 && node[p.partner[i]].remaining >= 0) {
+        result.blocked = i;
+      }
     }
-    for (int32_t i = 0; i < n && result.blocked < 0; ++i) {
-      if (remaining[i] > 0) result.blocked = i;
+    for (int32_t l = 0; l < lanes && result.blocked < 0; ++l) {
+      if (head[l] < p.lane_begin[l + 1]) result.blocked = head[l];
     }
   }
   return result;

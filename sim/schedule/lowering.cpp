@@ -1,5 +1,6 @@
 #include "sim/schedule/lowering.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -11,6 +12,16 @@ namespace {
 struct ComputeIds {
   std::vector<std::vector<int32_t>> fwd, bwd;
 };
+
+// Indices [first, last) of the ranges (sorted, disjoint) that overlap `r`.
+std::pair<int32_t, int32_t> overlapping(const std::vector<SampleRange>& ranges, SampleRange r) {
+  const auto first = std::partition_point(ranges.begin(), ranges.end(),
+                                          [&](const SampleRange& x) { return x.hi <= r.lo; });
+  auto last = first;
+  while (last != ranges.end() && last->lo < r.hi) ++last;
+  return {static_cast<int32_t>(first - ranges.begin()),
+          static_cast<int32_t>(last - ranges.begin())};
+}
 
 bool ranges_differ(const PipelineLayout& layout) {
   const auto& reference = layout.fwd_ranges.front();
@@ -99,17 +110,15 @@ class Lowering {
     const int32_t upstream = fwd ? a.stage - 1 : a.stage + 1;  // who feeds this action
     if (upstream >= 0 && upstream < num_stages_) {
       const auto& theirs = ranges(a.op, upstream);
-      for (int32_t k = 0; k < static_cast<int32_t>(theirs.size()); ++k) {
-        if (!theirs[k].overlaps(mine)) continue;
+      const auto [first, last] = overlapping(theirs, mine);
+      for (int32_t k = first; k < last; ++k) {
         const int32_t producer = (fwd ? ids.fwd : ids.bwd)[upstream][k];
         consume(producer, self, upstream, k, a, theirs[k].intersect(mine), it);
       }
     }
     if (!fwd) {  // the backward needs its own stage's forward of the same samples
-      const auto& forwards = layout_.fwd_ranges[a.stage];
-      for (int32_t k = 0; k < static_cast<int32_t>(forwards.size()); ++k) {
-        if (forwards[k].overlaps(mine)) builder_.add_dependency(self, ids.fwd[a.stage][k]);
-      }
+      const auto [first, last] = overlapping(layout_.fwd_ranges[a.stage], mine);
+      for (int32_t k = first; k < last; ++k) builder_.add_dependency(self, ids.fwd[a.stage][k]);
     }
     const int32_t downstream = fwd ? a.stage + 1 : a.stage - 1;  // who this action feeds
     if (downstream >= 0 && downstream < num_stages_) {

@@ -23,7 +23,8 @@ struct PipelineLayout {
   int32_t num_devices = 0;
   int32_t global_batch = 0;
   std::vector<int32_t> stage_device;
-  // Per stage, its partition of the minibatch for the forward and for the backward.
+  // Per stage, its partition of the minibatch for the forward and for the backward,
+  // sorted by sample.
   // Equal microbatches give every stage the same ranges; UMPIPE gives each its own.
   std::vector<std::vector<SampleRange>> fwd_ranges;
   std::vector<std::vector<SampleRange>> bwd_ranges;
