@@ -13,11 +13,14 @@
 #include <string>
 #include <vector>
 
+#include "timeline_equality.h"
+
 namespace pipetwin {
 namespace {
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
+using testing::expect_same_timeline;
 
 Span make_span(int32_t device, const std::string& lane, const std::string& name,
                const std::string& op, int32_t stage, double start_s, double end_s) {
@@ -74,52 +77,6 @@ Timeline two_stage_timeline() {
                 {0, "memory_bytes", 0.2, 1.5e9}};
   t.instants = {{1, "freeze", 2 * f + x}};
   return t;
-}
-
-void expect_same_timeline(const Timeline& want, const Timeline& got) {
-  EXPECT_EQ(got.source, want.source);
-  ASSERT_EQ(got.devices.size(), want.devices.size());
-  for (std::size_t i = 0; i < want.devices.size(); ++i) {
-    SCOPED_TRACE("device " + std::to_string(i));
-    EXPECT_EQ(got.devices[i].id, want.devices[i].id);
-    EXPECT_EQ(got.devices[i].node, want.devices[i].node);
-    EXPECT_EQ(got.devices[i].name, want.devices[i].name);
-  }
-  ASSERT_EQ(got.spans.size(), want.spans.size());
-  for (std::size_t i = 0; i < want.spans.size(); ++i) {
-    SCOPED_TRACE("span " + std::to_string(i));
-    const Span& w = want.spans[i];
-    const Span& g = got.spans[i];
-    EXPECT_EQ(g.device, w.device);
-    EXPECT_EQ(g.lane, w.lane);
-    EXPECT_EQ(g.name, w.name);
-    EXPECT_EQ(g.op, w.op);
-    EXPECT_EQ(g.stage, w.stage);
-    EXPECT_EQ(g.microbatch, w.microbatch);
-    EXPECT_EQ(g.range_lo, w.range_lo);
-    EXPECT_EQ(g.range_hi, w.range_hi);
-    EXPECT_EQ(g.iteration, w.iteration);
-    EXPECT_EQ(g.start_s, w.start_s);  // exact, not DOUBLE_EQ: read-back must be bit-exact
-    EXPECT_EQ(g.end_s, w.end_s);
-    EXPECT_EQ(g.bytes, w.bytes);
-    EXPECT_EQ(g.peer_device, w.peer_device);
-    EXPECT_EQ(g.flow_id, w.flow_id);
-  }
-  ASSERT_EQ(got.counters.size(), want.counters.size());
-  for (std::size_t i = 0; i < want.counters.size(); ++i) {
-    SCOPED_TRACE("counter " + std::to_string(i));
-    EXPECT_EQ(got.counters[i].device, want.counters[i].device);
-    EXPECT_EQ(got.counters[i].name, want.counters[i].name);
-    EXPECT_EQ(got.counters[i].time_s, want.counters[i].time_s);
-    EXPECT_EQ(got.counters[i].value, want.counters[i].value);
-  }
-  ASSERT_EQ(got.instants.size(), want.instants.size());
-  for (std::size_t i = 0; i < want.instants.size(); ++i) {
-    SCOPED_TRACE("instant " + std::to_string(i));
-    EXPECT_EQ(got.instants[i].device, want.instants[i].device);
-    EXPECT_EQ(got.instants[i].name, want.instants[i].name);
-    EXPECT_EQ(got.instants[i].time_s, want.instants[i].time_s);
-  }
 }
 
 std::vector<json> events_with_ph(const json& trace, const std::string& ph) {

@@ -8,6 +8,7 @@
 
 #include "cli_runner.h"
 #include "scenarios/builtin_files.h"
+#include "timeline_equality.h"
 #include "traces/chrome_trace.h"
 #include "traces/timeline_proto_io.h"
 
@@ -132,19 +133,7 @@ TEST_F(TraceOutput, ParsesAndHasOneForwardAndBackwardPerStageAndMicrobatch) {
 TEST_F(TraceOutput, ReadsBackToTheWrittenTimeline) {
   const Timeline saved = read_timeline_file(timeline_.string());
   const Timeline from_trace = read_chrome_trace(read_all(trace_));
-  ASSERT_EQ(saved.spans.size(), from_trace.spans.size());
-  for (size_t i = 0; i < saved.spans.size(); ++i) {
-    const Span& a = saved.spans[i];
-    const Span& b = from_trace.spans[i];
-    EXPECT_EQ(a.name, b.name);
-    EXPECT_EQ(a.device, b.device);
-    EXPECT_EQ(a.lane, b.lane);
-    EXPECT_EQ(a.start_s, b.start_s);
-    EXPECT_EQ(a.end_s, b.end_s);
-    EXPECT_EQ(a.flow_id, b.flow_id);
-    EXPECT_EQ(a.bytes, b.bytes);
-  }
-  EXPECT_EQ(saved.counters.size(), from_trace.counters.size());
+  testing::expect_same_timeline(saved, from_trace);
   const TempDir other;
   const auto again = other.path() / "again.json";
   const CliResult r = run_pipetwin("trace " + timeline_.string() + " -o " + again.string());
