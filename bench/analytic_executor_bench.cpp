@@ -15,7 +15,7 @@
 namespace pipetwin {
 namespace {
 
-Setup large_setup(const std::string& kind, int stages, int microbatches) {
+ResolvedScenario large_setup(const std::string& kind, int stages, int microbatches) {
   std::string text = R"(
     cluster { nodes: 8 gpus_per_node: 8 gpu { peak_tflops: 100 memory_gib: 1000000 }
               intra_node { bandwidth_gbytes_per_s: 100 latency_us: 2 }
@@ -29,7 +29,7 @@ Setup large_setup(const std::string& kind, int stages, int microbatches) {
 }
 
 void BM_AnalyticExecutor(benchmark::State& state, const std::string& kind) {
-  const Setup setup =
+  const ResolvedScenario setup =
       large_setup(kind, static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   const Program program = build_program(setup);
   for (auto _ : state) {
@@ -47,7 +47,7 @@ BENCHMARK_CAPTURE(BM_AnalyticExecutor, GPipe, std::string("GPIPE"))
     ->Unit(benchmark::kMillisecond);
 
 void BM_BuildAndValidateProgram(benchmark::State& state) {
-  const Setup setup = large_setup("ONE_F_ONE_B", 64, 512);
+  const ResolvedScenario setup = large_setup("ONE_F_ONE_B", 64, 512);
   int64_t instructions = 0;
   for (auto _ : state) {
     Program program = build_program(setup);  // lowering + validation
@@ -59,7 +59,7 @@ void BM_BuildAndValidateProgram(benchmark::State& state) {
 BENCHMARK(BM_BuildAndValidateProgram)->Unit(benchmark::kMillisecond);
 
 void BM_TimelineFromExecution(benchmark::State& state) {
-  const Setup setup = large_setup("ONE_F_ONE_B", 64, 512);
+  const ResolvedScenario setup = large_setup("ONE_F_ONE_B", 64, 512);
   const Program program = build_program(setup);
   const ExecutionTimes times = run_analytic(program, setup.cluster);
   for (auto _ : state) {

@@ -7,6 +7,7 @@
 #include "sim/exec/make_timeline.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/schedule/build_program.h"
+#include "sim/simgrid/simgrid_executor.h"
 
 namespace pipetwin {
 namespace {
@@ -19,16 +20,19 @@ std::string gib(double bytes) {
 
 }  // namespace
 
-std::vector<std::string> available_engines() { return {"analytic"}; }
+std::vector<std::string> available_engines() { return {"analytic", "simgrid"}; }
 
 SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions& options) {
-  if (options.engine != "analytic") {
-    throw InputError("--engine " + options.engine + ": unknown engine (available: analytic)");
+  if (options.engine != "analytic" && options.engine != "simgrid") {
+    throw InputError("--engine " + options.engine +
+                     ": unknown engine (available: analytic, simgrid)");
   }
   SimulationResult result;
   result.setup = resolve_scenario(loaded);
   result.program = build_program(result.setup);
-  result.times = run_analytic(result.program, result.setup.cluster);
+  result.times = options.engine == "simgrid"
+                     ? run_simgrid(result.program, result.setup.cluster, result.setup.simgrid)
+                     : run_analytic(result.program, result.setup.cluster);
   result.memory = memory_curve(result.program, result.times);
 
   for (int32_t d = 0; d < result.program.num_devices; ++d) {

@@ -1,4 +1,4 @@
-// One simulated run: scenario -> Setup -> Program -> executor -> Timeline.
+// One simulated run: scenario -> ResolvedScenario -> Program -> executor -> Timeline.
 #pragma once
 
 #include <string>
@@ -8,7 +8,7 @@
 #include "sim/exec/memory_curve.h"
 #include "sim/program/program.h"
 #include "sim/scenario/loaded_scenario.h"
-#include "sim/scenario/setup.h"
+#include "sim/scenario/resolved_scenario.h"
 #include "traces/timeline.h"
 
 namespace pipetwin {
@@ -20,7 +20,7 @@ struct SimulationOptions {
 };
 
 struct SimulationResult {
-  Setup setup;
+  ResolvedScenario setup;
   Program program;
   ExecutionTimes times;
   MemoryCurve memory;

@@ -24,7 +24,7 @@ struct RunResult {
   RunMetrics metrics;
 };
 
-RunResult run(const Setup& setup) {
+RunResult run(const ResolvedScenario& setup) {
   RunResult r;
   r.program = build_program(setup);
   r.times = run_analytic(r.program, setup.cluster);

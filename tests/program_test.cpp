@@ -148,7 +148,7 @@ TEST(ValidateProgram, RejectsRendezvousDeadlock) {
 
 TEST(ValidateProgram, AcceptsEveryBuiltSchedule) {
   for (auto kind : {proto::GPIPE, proto::ONE_F_ONE_B, proto::INTERLEAVED_ONE_F_ONE_B}) {
-    pipetwin::Setup setup =
+    pipetwin::ResolvedScenario setup =
         uniform_setup(kind, 4, 8, 1, 2, kind == proto::INTERLEAVED_ONE_F_ONE_B ? 3 : 1);
     setup.training.iterations = 3;
     EXPECT_NO_THROW(validate_program(build_program(setup)));

@@ -1,15 +1,16 @@
-// A Setup built in code: K identical stages, one layer each, no communication cost.
+// A ResolvedScenario built in code: K identical stages, one layer each, no communication cost.
 // The closed forms of DESIGN.md section 5 hold exactly on it.
 #pragma once
 
-#include "sim/scenario/setup.h"
+#include "sim/scenario/resolved_scenario.h"
 
 namespace pipetwin::testing {
 
-inline Setup uniform_setup(proto::ScheduleKind kind, int stages, int microbatches, double fwd_s,
-                           double bwd_s, int virtual_stages = 1, int samples_per_microbatch = 4,
-                           double stash_bytes_per_sample = 100) {
-  Setup setup;
+inline ResolvedScenario uniform_setup(proto::ScheduleKind kind, int stages, int microbatches,
+                                      double fwd_s, double bwd_s, int virtual_stages = 1,
+                                      int samples_per_microbatch = 4,
+                                      double stash_bytes_per_sample = 100) {
+  ResolvedScenario setup;
   setup.name = "uniform";
   for (int d = 0; d < stages; ++d) {
     setup.cluster.devices.push_back({d, 0, "gpu" + std::to_string(d), 1e15, 1e15});

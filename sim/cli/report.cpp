@@ -39,7 +39,7 @@ std::string peak_op(const SimulationResult& result, int32_t device) {
 }  // namespace
 
 nlohmann::json report_json(const SimulationResult& result, const RunMetrics& metrics) {
-  const Setup& setup = result.setup;
+  const ResolvedScenario& setup = result.setup;
   nlohmann::json devices = nlohmann::json::array();
   for (const DeviceMetrics& d : metrics.devices) {
     devices.push_back(
@@ -71,7 +71,7 @@ nlohmann::json report_json(const SimulationResult& result, const RunMetrics& met
 }
 
 void print_report(std::ostream& out, const SimulationResult& result, const RunMetrics& metrics) {
-  const Setup& setup = result.setup;
+  const ResolvedScenario& setup = result.setup;
   out << setup.name << ": " << proto::ScheduleKind_Name(setup.schedule.kind) << ", "
       << setup.schedule.stages << " stages";
   if (setup.schedule.virtual_stages > 1) out << " x " << setup.schedule.virtual_stages << " chunks";

@@ -53,7 +53,8 @@ void add_simulate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("simulate", "simulate a scenario on a virtual cluster");
   cmd->add_option("scenario", args->scenario,
                   "scenario .textproto, or builtin:NAME (default: the built-in quickstart)");
-  cmd->add_option("--engine", args->engine, "executor: analytic")->default_val("analytic");
+  cmd->add_option("--engine", args->engine, "executor: analytic or simgrid")
+      ->default_val("analytic");
   cmd->add_option("--trace", args->trace_path, "write a Chrome/Perfetto trace (JSON)");
   cmd->add_option("--timeline", args->timeline_path, "write the timeline (protobuf)");
   cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");

@@ -23,12 +23,27 @@ struct DeviceSpec {
   double memory_bytes = 0;
 };
 
+// How links are wired (used by the simgrid engine; see sim/cluster/topology.h).
+enum class IntraNodeFabric { kNvSwitch, kNvLinkMesh, kPcieSwitch };
+enum class InterNodeFabric { kFlatSwitch, kFatTree };
+
+struct FabricSpec {
+  IntraNodeFabric intra = IntraNodeFabric::kNvSwitch;
+  int gpus_per_host_link = 0;  // 0: one host link per node
+  int nics_per_node = 0;       // 0: one NIC per GPU (rail)
+  InterNodeFabric inter = InterNodeFabric::kFlatSwitch;
+  int nodes_per_leaf = 1;
+  double oversubscription = 1;
+};
+
 struct ClusterSpec {
   std::vector<DeviceSpec> devices;
+  int nodes = 1;
   int gpus_per_node = 1;
   LinkSpec intra_node;
   LinkSpec inter_node;
   LinkSpec host_link;
+  FabricSpec fabric;
 
   const LinkSpec& link(int a, int b) const {
     return devices[a].node == devices[b].node ? intra_node : inter_node;

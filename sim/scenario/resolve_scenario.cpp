@@ -46,6 +46,39 @@ LinkSpec resolve_link(const Checker& check, const proto::Link& link, const std::
   return {link.bandwidth_gbytes_per_s() * 1e9, link.latency_us() * 1e-6};
 }
 
+FabricSpec resolve_fabric(const Checker& check, const proto::Cluster& c) {
+  FabricSpec fabric;
+  switch (c.intra_node().kind()) {
+    case proto::NVSWITCH:
+      fabric.intra = IntraNodeFabric::kNvSwitch;
+      break;
+    case proto::NVLINK_MESH:
+      fabric.intra = IntraNodeFabric::kNvLinkMesh;
+      break;
+    case proto::PCIE_SWITCH:
+      fabric.intra = IntraNodeFabric::kPcieSwitch;
+      break;
+  }
+  fabric.gpus_per_host_link = c.host_link().gpus_per_switch();
+  check.non_negative(fabric.gpus_per_host_link, "cluster.host_link.gpus_per_switch");
+  const proto::Link& inter = c.inter_node();
+  fabric.nics_per_node = inter.nics_per_node();
+  check.non_negative(fabric.nics_per_node, "cluster.inter_node.nics_per_node");
+  if (fabric.nics_per_node > c.gpus_per_node()) {
+    check.fail("cluster.inter_node.nics_per_node", "more NICs than GPUs per node");
+  }
+  fabric.inter =
+      inter.fabric() == proto::FAT_TREE ? InterNodeFabric::kFatTree : InterNodeFabric::kFlatSwitch;
+  check.positive(true, inter.nodes_per_leaf(), "cluster.inter_node.nodes_per_leaf");
+  fabric.nodes_per_leaf = inter.nodes_per_leaf();
+  if (inter.oversubscription() < 1) {
+    check.fail("cluster.inter_node.oversubscription",
+               "must be at least 1 (got " + number(inter.oversubscription()) + ")");
+  }
+  fabric.oversubscription = inter.oversubscription();
+  return fabric;
+}
+
 ClusterSpec resolve_cluster(const Checker& check, const proto::Scenario& s) {
   check.require(s.has_cluster(), "cluster");
   const proto::Cluster& c = s.cluster();
@@ -65,6 +98,8 @@ ClusterSpec resolve_cluster(const Checker& check, const proto::Scenario& s) {
   }
   if (c.has_host_link())
     cluster.host_link = resolve_link(check, c.host_link(), "cluster.host_link");
+  cluster.nodes = c.nodes();
+  cluster.fabric = resolve_fabric(check, c);
   for (int n = 0; n < c.nodes(); ++n) {
     for (int g = 0; g < c.gpus_per_node(); ++g) {
       DeviceSpec device;
@@ -74,6 +109,24 @@ ClusterSpec resolve_cluster(const Checker& check, const proto::Scenario& s) {
       device.peak_flops = c.gpu().peak_tflops() * 1e12;
       device.memory_bytes = c.gpu().memory_gib() * kGiB;
       cluster.devices.push_back(device);
+    }
+  }
+  for (int i = 0; i < c.devices_size(); ++i) {
+    const proto::DeviceOverride& o = c.devices(i);
+    const std::string path = "cluster.devices[" + std::to_string(i) + "]";
+    check.require(o.has_id(), path + ".id");
+    if (o.id() < 0 || o.id() >= static_cast<int>(cluster.devices.size())) {
+      check.fail(path + ".id", "no device " + std::to_string(o.id()) + " in a cluster of " +
+                                   std::to_string(cluster.devices.size()));
+    }
+    DeviceSpec& device = cluster.devices[o.id()];
+    if (o.gpu().has_peak_tflops()) {
+      check.positive(true, o.gpu().peak_tflops(), path + ".gpu.peak_tflops");
+      device.peak_flops = o.gpu().peak_tflops() * 1e12;
+    }
+    if (o.gpu().has_memory_gib()) {
+      check.positive(true, o.gpu().memory_gib(), path + ".gpu.memory_gib");
+      device.memory_bytes = o.gpu().memory_gib() * kGiB;
     }
   }
   return cluster;
@@ -186,10 +239,10 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
 
 }  // namespace
 
-Setup resolve_scenario(const LoadedScenario& loaded) {
+ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   const Checker check(loaded);
   const proto::Scenario& s = loaded.scenario;
-  Setup setup;
+  ResolvedScenario setup;
   setup.name = s.has_name() ? s.name() : loaded.source_name;
   setup.cluster = resolve_cluster(check, s);
   setup.training = resolve_training(check, s);
@@ -197,6 +250,8 @@ Setup resolve_scenario(const LoadedScenario& loaded) {
   if (setup.model.layers.empty()) check.fail("model", "the model has no layers");
   setup.schedule = resolve_schedule(check, s, static_cast<int>(setup.model.layers.size()),
                                     static_cast<int>(setup.cluster.devices.size()), setup.training);
+  setup.simgrid.exact = s.simgrid().exact();
+  setup.simgrid.cfg.assign(s.simgrid().cfg().begin(), s.simgrid().cfg().end());
   return setup;
 }
 

@@ -7,17 +7,19 @@
 namespace pipetwin {
 namespace {
 
-double device_flops(const Setup& setup, int device) {
+double device_flops(const ResolvedScenario& setup, int device) {
   return setup.cluster.devices[device].peak_flops * setup.model.efficiency;
 }
 
 // Chunk c of the model runs on device c % stages (Megatron's interleaving; with one
 // virtual stage, stage s on device s).
-int32_t chunk_device(const Setup& setup, int32_t chunk) { return chunk % setup.schedule.stages; }
+int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk) {
+  return chunk % setup.schedule.stages;
+}
 
 }  // namespace
 
-std::vector<int32_t> place_layers(const Setup& setup) {
+std::vector<int32_t> place_layers(const ResolvedScenario& setup) {
   if (!setup.schedule.partition.empty()) return setup.schedule.partition;
   std::vector<double> times;
   for (const ModelLayer& layer : setup.model.layers) {
@@ -52,7 +54,8 @@ int64_t resident_bytes_per_parameter_byte(proto::Optimizer optimizer) {
   return 4;
 }
 
-PipelineLayout make_layout(const Setup& setup, const std::vector<int32_t>& layers_per_chunk) {
+PipelineLayout make_layout(const ResolvedScenario& setup,
+                           const std::vector<int32_t>& layers_per_chunk) {
   const auto& layers = setup.model.layers;
   const int32_t chunks = static_cast<int32_t>(layers_per_chunk.size());
   PipelineLayout layout;
@@ -93,7 +96,7 @@ PipelineLayout make_layout(const Setup& setup, const std::vector<int32_t>& layer
   return layout;
 }
 
-Program build_program(const Setup& setup) {
+Program build_program(const ResolvedScenario& setup) {
   const PipelineLayout layout = make_layout(setup, place_layers(setup));
   const int32_t stages = setup.schedule.stages;
   const int32_t microbatches = setup.training.microbatches;

@@ -1,29 +1,30 @@
-// The Scheduler's entry point for static schedules: a Setup in, a validated Program out.
+// The Scheduler's entry point for static schedules: a ResolvedScenario in, a validated Program out.
 #pragma once
 
 #include <vector>
 
 #include "sim/program/program.h"
-#include "sim/scenario/setup.h"
+#include "sim/scenario/resolved_scenario.h"
 #include "sim/schedule/lowering.h"
 
 namespace pipetwin {
 
 // Layers per model chunk: the explicit schedule.partition, or contiguous ranges
 // balanced by fwd+bwd time on the stage's device.
-std::vector<int32_t> place_layers(const Setup& setup);
+std::vector<int32_t> place_layers(const ResolvedScenario& setup);
 
 // Splits `global_batch` samples into `microbatches` contiguous ranges whose sizes
 // differ by at most one (the first ones take the remainder).
 std::vector<SampleRange> equal_ranges(int32_t global_batch, int32_t microbatches);
 
 // Per-stage costs and placement for the given layer counts.
-PipelineLayout make_layout(const Setup& setup, const std::vector<int32_t>& layers_per_chunk);
+PipelineLayout make_layout(const ResolvedScenario& setup,
+                           const std::vector<int32_t>& layers_per_chunk);
 
 // Bytes per device that stay resident: weights, gradients and optimizer state.
 int64_t resident_bytes_per_parameter_byte(proto::Optimizer optimizer);
 
 // Builds the Program for the scenario's schedule kind and validates it.
-Program build_program(const Setup& setup);
+Program build_program(const ResolvedScenario& setup);
 
 }  // namespace pipetwin

@@ -27,12 +27,19 @@ struct ScheduleSpec {
   int32_t chunks() const { return stages * virtual_stages; }
 };
 
-struct Setup {
+struct SimgridSettings {
+  bool exact = false;
+  // Extra SimGrid --cfg settings ("network/model:LV08"), applied last.
+  std::vector<std::string> cfg;
+};
+
+struct ResolvedScenario {
   std::string name;
   ClusterSpec cluster;
   ModelSpec model;
   TrainingSpec training;
   ScheduleSpec schedule;
+  SimgridSettings simgrid;
 };
 
 }  // namespace pipetwin

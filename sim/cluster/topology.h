@@ -1,0 +1,71 @@
+// The links of a cluster and the route between any two endpoints, in plain C++.
+// The simgrid engine instantiates exactly these links and routes; link statistics and
+// hand-computed tests read them too, so the wiring is written down once.
+//
+// Endpoints are the devices (0 .. devices-1) and one host CPU per node
+// (host_endpoint(node)), the far end of offload traffic.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/cluster/cluster_spec.h"
+
+namespace pipetwin {
+
+struct TopologyLink {
+  std::string name;
+  double bandwidth_bytes_per_s = 0;
+  double latency_s = 0;
+  // A split-duplex link carries each direction at full bandwidth; a shared one carries
+  // the sum of both.
+  bool split_duplex = true;
+};
+
+struct LinkHop {
+  int32_t link = 0;
+  bool up = true;  // direction on a split-duplex link
+  bool operator==(const LinkHop&) const = default;
+};
+
+class Topology {
+ public:
+  // The cluster's fabric as FabricSpec describes it (contention modelled).
+  static Topology shared(const ClusterSpec& cluster);
+  // One dedicated link per ordered pair in `pairs`, with the bandwidth and latency the
+  // analytic executor uses for it: no two transfers can ever share a link.
+  static Topology dedicated(const ClusterSpec& cluster,
+                            const std::vector<std::pair<int32_t, int32_t>>& pairs);
+
+  const std::vector<TopologyLink>& links() const { return links_; }
+  int32_t num_devices() const { return num_devices_; }
+  int32_t host_endpoint(int32_t node) const { return num_devices_ + node; }
+  int32_t num_endpoints() const { return num_devices_ + nodes_; }
+
+  // The links from `from` to `to`, in order. Throws std::invalid_argument if there is none
+  // (dedicated topologies only know their pairs).
+  std::vector<LinkHop> route(int32_t from, int32_t to) const;
+
+ private:
+  int32_t add_link(std::string name, double bandwidth, double latency, bool split_duplex);
+  std::vector<LinkHop> device_to_device(int32_t a, int32_t b) const;
+  std::vector<LinkHop> device_to_host(int32_t device) const;
+  int32_t local(int32_t device) const { return device % gpus_per_node_; }
+  int32_t node(int32_t device) const { return device / gpus_per_node_; }
+
+  std::vector<TopologyLink> links_;
+  int32_t num_devices_ = 0;
+  int32_t nodes_ = 0;
+  int32_t gpus_per_node_ = 1;
+  FabricSpec fabric_;
+  bool dedicated_ = false;
+  // Shared topology: first link index of each family (see topology.cpp).
+  int32_t gpu_port_ = -1, node_switch_ = -1, mesh_ = -1, nic_ = -1, leaf_ = -1, host_ = -1;
+  int32_t nics_per_node_ = 0, host_links_per_node_ = 0, gpus_per_host_link_ = 0;
+  // Dedicated topology: link of each ordered pair.
+  std::vector<std::pair<std::pair<int32_t, int32_t>, int32_t>> pair_links_;
+};
+
+}  // namespace pipetwin

@@ -1,0 +1,29 @@
+// The SimGrid configuration every pipetwin simulation starts from.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/scenario/resolved_scenario.h"
+
+namespace pipetwin {
+
+// argv for simgrid::s4u::Engine: CM02 (max-min fair sharing) with no TCP window, no
+// reverse-path cross-traffic, no RTT-unfair weight-S and unit latency and bandwidth
+// factors, because GPU fabrics are not TCP; tight timing precision so that timestamps
+// agree with the analytic executor to far better than 1e-9. settings.cfg comes last.
+std::vector<std::string> engine_arguments(const SimgridSettings& settings);
+
+}  // namespace pipetwin
+
+namespace simgrid::s4u {
+class Engine;
+}
+
+namespace pipetwin {
+
+// Creates this process's one SimGrid engine with engine_arguments(settings). Call once,
+// in a child process (run_in_child.h).
+simgrid::s4u::Engine& start_engine(const SimgridSettings& settings);
+
+}  // namespace pipetwin

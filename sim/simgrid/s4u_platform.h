@@ -1,0 +1,21 @@
+// Adapter (WRENCH-style): instantiates a Topology as a SimGrid platform. Only files in
+// sim/simgrid/ include SimGrid headers.
+#pragma once
+
+#include <simgrid/s4u.hpp>
+#include <utility>
+#include <vector>
+
+#include "sim/cluster/cluster_spec.h"
+#include "sim/cluster/topology.h"
+
+namespace pipetwin {
+
+// Creates one host per device (at its peak FLOP/s) and one per node's CPU, the
+// topology's links, and a route for each (from, to) endpoint pair in `routes`.
+// Must run after the Engine is created and before it runs.
+std::vector<simgrid::s4u::Host*> build_s4u_platform(
+    const Topology& topology, const ClusterSpec& cluster,
+    const std::vector<std::pair<int32_t, int32_t>>& routes);
+
+}  // namespace pipetwin

@@ -1,0 +1,165 @@
+#include "sim/simgrid/simgrid_executor.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <simgrid/s4u.hpp>
+
+#include "sim/errors.h"
+#include "sim/simgrid/engine_arguments.h"
+#include "sim/simgrid/run_in_child.h"
+#include "sim/simgrid/s4u_platform.h"
+
+namespace pipetwin {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+
+std::vector<std::pair<int32_t, int32_t>> communicating_pairs(const Program& program) {
+  std::vector<std::pair<int32_t, int32_t>> pairs;
+  for (const Instruction& instr : program.instructions) {
+    if (is_send(instr.op)) pairs.emplace_back(instr.device, instr.peer_device);
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  return pairs;
+}
+
+// What the lane actors share. SimGrid actors run one at a time, so plain counters are
+// safe; a condition variable per lane wakes an actor whose next instruction became ready.
+class LaneRunner {
+ public:
+  LaneRunner(const Program& program, const std::vector<sg4::Host*>& hosts)
+      : p_(program), hosts_(hosts), remaining_(program.size()) {
+    for (int32_t i = 0; i < p_.size(); ++i) remaining_[i] = p_.dep_begin[i + 1] - p_.dep_begin[i];
+    const int32_t lanes = p_.num_devices * kLaneCount;
+    for (int32_t l = 0; l < lanes; ++l) {
+      mutexes_.push_back(sg4::Mutex::create());
+      wakeups_.push_back(sg4::ConditionVariable::create());
+    }
+    times_.start_s.assign(p_.size(), 0.0);
+    times_.end_s.assign(p_.size(), 0.0);
+  }
+
+  void start_actors() {
+    for (int32_t l = 0; l + 1 < static_cast<int32_t>(p_.lane_begin.size()); ++l) {
+      if (p_.lane_begin[l] == p_.lane_begin[l + 1]) continue;
+      const int32_t device = l / kLaneCount;
+      sg4::Actor::create("lane" + std::to_string(l), hosts_[device], [this, l] { run_lane(l); });
+    }
+  }
+
+  int32_t completed() const { return completed_; }
+  ExecutionTimes take_times() { return std::move(times_); }
+
+ private:
+  static sg4::Mailbox* mailbox_of(int32_t send) {
+    return sg4::Mailbox::by_name("t" + std::to_string(send));
+  }
+
+  void run_lane(int32_t lane) {
+    for (int32_t i = p_.lane_begin[lane]; i < p_.lane_begin[lane + 1]; ++i) {
+      {
+        std::unique_lock<sg4::Mutex> lock(*mutexes_[lane]);
+        while (remaining_[i] > 0) wakeups_[lane]->wait(lock);
+      }
+      run_instruction(i);
+      complete(i);
+    }
+  }
+
+  void run_instruction(int32_t i) {
+    const Instruction& instr = p_.instructions[i];
+    static char token;  // payloads are simulated bytes; nothing real travels
+    if (is_send(instr.op)) {
+      sg4::CommPtr comm = mailbox_of(i)->put_async(&token, static_cast<uint64_t>(instr.bytes));
+      comm->wait();
+      record(i, comm->get_start_time(), comm->get_finish_time());
+    } else if (is_recv(instr.op)) {
+      char* received = nullptr;
+      sg4::CommPtr comm = mailbox_of(p_.partner[i])->get_async<char>(&received);
+      comm->wait();
+      record(i, comm->get_start_time(), comm->get_finish_time());
+    } else {
+      const double flops = instr.compute_s * hosts_[instr.device]->get_speed();
+      sg4::ExecPtr exec = sg4::this_actor::exec_init(flops);
+      exec->start();
+      exec->wait();
+      record(i, exec->get_start_time(), exec->get_finish_time());
+    }
+  }
+
+  void record(int32_t i, double start, double end) {
+    times_.start_s[i] = start;
+    times_.end_s[i] = end;
+  }
+
+  void complete(int32_t i) {
+    ++completed_;
+    for (int32_t d : p_.dependents_of(i)) {
+      if (--remaining_[d] == 0) wakeups_[p_.lane_index(d)]->notify_all();
+    }
+  }
+
+  const Program& p_;
+  const std::vector<sg4::Host*>& hosts_;
+  std::vector<int32_t> remaining_;
+  std::vector<sg4::MutexPtr> mutexes_;
+  std::vector<sg4::ConditionVariablePtr> wakeups_;
+  ExecutionTimes times_;
+  int32_t completed_ = 0;
+};
+
+std::string serialize(const ExecutionTimes& times) {
+  std::string out(2 * times.start_s.size() * sizeof(double), '\0');
+  std::memcpy(out.data(), times.start_s.data(), times.start_s.size() * sizeof(double));
+  std::memcpy(out.data() + times.start_s.size() * sizeof(double), times.end_s.data(),
+              times.end_s.size() * sizeof(double));
+  return out;
+}
+
+ExecutionTimes deserialize(const std::string& data, int32_t n) {
+  if (data.size() != 2 * static_cast<size_t>(n) * sizeof(double)) {
+    throw RuntimeFailure("simgrid executor: truncated result from the simulation process");
+  }
+  ExecutionTimes times;
+  times.start_s.resize(n);
+  times.end_s.resize(n);
+  std::memcpy(times.start_s.data(), data.data(), n * sizeof(double));
+  std::memcpy(times.end_s.data(), data.data() + n * sizeof(double), n * sizeof(double));
+  return times;
+}
+
+std::string simulate_in_this_process(const Program& program, const ClusterSpec& cluster,
+                                     const SimgridSettings& settings) {
+  sg4::Engine& engine = start_engine(settings);
+
+  const Topology topology = simgrid_topology(program, cluster, settings);
+  const auto hosts = build_s4u_platform(topology, cluster, communicating_pairs(program));
+  LaneRunner runner(program, hosts);
+  runner.start_actors();
+  engine.run();
+  if (runner.completed() != program.size()) {
+    throw RuntimeFailure("simgrid executor: the program deadlocked after " +
+                         std::to_string(runner.completed()) + " of " +
+                         std::to_string(program.size()) + " instructions");
+  }
+  return serialize(runner.take_times());
+}
+
+}  // namespace
+
+Topology simgrid_topology(const Program& program, const ClusterSpec& cluster,
+                          const SimgridSettings& settings) {
+  return settings.exact ? Topology::dedicated(cluster, communicating_pairs(program))
+                        : Topology::shared(cluster);
+}
+
+ExecutionTimes run_simgrid(const Program& program, const ClusterSpec& cluster,
+                           const SimgridSettings& settings) {
+  const std::string data =
+      run_in_child([&] { return simulate_in_this_process(program, cluster, settings); });
+  return deserialize(data, program.size());
+}
+
+}  // namespace pipetwin

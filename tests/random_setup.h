@@ -1,0 +1,51 @@
+// Random but valid scenarios for property tests: stages, microbatches, per-layer costs,
+// activation bytes, link bandwidths and latencies, nodes, and the schedule kind.
+#pragma once
+
+#include <random>
+
+#include "sim/scenario/resolved_scenario.h"
+
+namespace pipetwin::testing {
+
+inline ResolvedScenario random_setup(std::mt19937& rng, proto::ScheduleKind kind) {
+  auto uniform = [&](double lo, double hi) {
+    return std::uniform_real_distribution<double>(lo, hi)(rng);
+  };
+  auto integer = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  ResolvedScenario setup;
+  setup.name = "random";
+  const int stages = integer(2, 6);
+  const int v = kind == proto::INTERLEAVED_ONE_F_ONE_B ? integer(2, 3) : 1;
+  const int gpus_per_node = integer(1, stages);
+  const int nodes = (stages + gpus_per_node - 1) / gpus_per_node;
+  setup.cluster.nodes = nodes;
+  setup.cluster.gpus_per_node = gpus_per_node;
+  for (int d = 0; d < nodes * gpus_per_node; ++d) {
+    setup.cluster.devices.push_back(
+        {d, d / gpus_per_node, "gpu" + std::to_string(d), uniform(50, 500) * 1e12, 1e15});
+  }
+  setup.cluster.intra_node = {uniform(50, 500) * 1e9, uniform(0, 5) * 1e-6};
+  setup.cluster.inter_node = {uniform(5, 50) * 1e9, uniform(1, 10) * 1e-6};
+  const int layers = stages * v + integer(0, 6);
+  for (int l = 0; l < layers; ++l) {
+    ModelLayer layer;
+    layer.name = "l" + std::to_string(l);
+    layer.fwd.seconds_per_sample = uniform(1e-5, 1e-3);
+    layer.bwd.seconds_per_sample = uniform(1e-5, 2e-3);
+    if (integer(0, 2) == 0) layer.fwd.flops_per_sample = uniform(1e9, 1e11);  // device speeds
+    layer.activation_bytes_per_sample = integer(0, 4) == 0 ? 0 : uniform(1e3, 1e8);
+    layer.stash_bytes_per_sample = layer.activation_bytes_per_sample;
+    if (l + 1 < layers) layer.consumers = {l + 1};
+    setup.model.layers.push_back(layer);
+  }
+  const int microbatches =
+      kind == proto::INTERLEAVED_ONE_F_ONE_B ? stages * integer(1, 4) : integer(1, 16);
+  setup.training = {microbatches * integer(1, 8), microbatches, integer(1, 2), proto::ADAM};
+  setup.schedule.kind = kind;
+  setup.schedule.stages = stages;
+  setup.schedule.virtual_stages = v;
+  return setup;
+}
+
+}  // namespace pipetwin::testing
