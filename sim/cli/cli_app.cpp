@@ -13,6 +13,7 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   add_simulate_command(app);
   add_trace_command(app);
+  add_sweep_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -11,5 +11,6 @@ int run_cli(int argc, char** argv);
 // Each subcommand registers its options and a callback that does the work.
 void add_simulate_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
 
 }  // namespace pipetwin
