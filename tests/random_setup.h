@@ -17,8 +17,9 @@ inline ResolvedScenario random_setup(std::mt19937& rng, proto::ScheduleKind kind
   setup.name = "random";
   const int stages = integer(2, 6);
   const int v = kind == proto::INTERLEAVED_ONE_F_ONE_B ? integer(2, 3) : 1;
-  const int gpus_per_node = integer(1, stages);
-  const int nodes = (stages + gpus_per_node - 1) / gpus_per_node;
+  const int replicas = integer(1, 3);
+  const int gpus_per_node = integer(1, stages * replicas);
+  const int nodes = (stages * replicas + gpus_per_node - 1) / gpus_per_node;
   setup.cluster.nodes = nodes;
   setup.cluster.gpus_per_node = gpus_per_node;
   for (int d = 0; d < nodes * gpus_per_node; ++d) {
@@ -36,12 +37,14 @@ inline ResolvedScenario random_setup(std::mt19937& rng, proto::ScheduleKind kind
     if (integer(0, 2) == 0) layer.fwd.flops_per_sample = uniform(1e9, 1e11);  // device speeds
     layer.activation_bytes_per_sample = integer(0, 4) == 0 ? 0 : uniform(1e3, 1e8);
     layer.stash_bytes_per_sample = layer.activation_bytes_per_sample;
+    layer.parameter_bytes = integer(0, 3) == 0 ? 0 : integer(1, 1 << 30);
     if (l + 1 < layers) layer.consumers = {l + 1};
     setup.model.layers.push_back(layer);
   }
   const int microbatches =
       kind == proto::INTERLEAVED_ONE_F_ONE_B ? stages * integer(1, 4) : integer(1, 16);
-  setup.training = {microbatches * integer(1, 8), microbatches, integer(1, 2), proto::ADAM};
+  setup.training = {replicas * microbatches * integer(1, 8), microbatches, integer(1, 2),
+                    proto::ADAM, replicas};
   setup.schedule.kind = kind;
   setup.schedule.stages = stages;
   setup.schedule.virtual_stages = v;

@@ -9,6 +9,7 @@
 #include "sim/schedule/build_program.h"
 #include "sim/simgrid/flow_probe.h"
 #include "sim/simgrid/simgrid_executor.h"
+#include "uniform_setup.h"
 
 namespace pipetwin {
 namespace {
@@ -132,16 +133,12 @@ TEST(SimgridContention, NeverFasterThanAnalytic) {
 TEST(SimgridContention, StrictlySlowerWhenFlowsShareANic) {
   // Interleaved over 2 nodes of 2 GPUs with one NIC each: gpu1 -> gpu2 activations and
   // gpu0 -> gpu3 gradients (the wrap-around) both leave node 0 through its NIC.
-  std::mt19937 rng(5);
-  ResolvedScenario setup = testing::random_setup(rng, proto::INTERLEAVED_ONE_F_ONE_B);
-  setup.schedule.stages = 4;
-  setup.schedule.virtual_stages = 2;
+  ResolvedScenario setup =
+      testing::uniform_setup(proto::INTERLEAVED_ONE_F_ONE_B, 4, 8, 0.01, 0.02, /*v=*/2);
   setup.cluster = cluster(2, 2);
   setup.cluster.fabric.nics_per_node = 1;
-  setup.training = {64, 8, 1, proto::ADAM};
   for (ModelLayer& layer : setup.model.layers) {
-    layer.activation_bytes_per_sample = 5e8;  // transfers long enough to overlap
-    layer.fwd.flops_per_sample = 0;
+    layer.activation_bytes_per_sample = 5e7;  // transfers long enough to overlap
   }
   const Program program = build_program(setup);
   const ExecutionTimes shared = run_simgrid(program, setup.cluster, setup.simgrid);

@@ -58,6 +58,7 @@ nlohmann::json report_json(const SimulationResult& result, const RunMetrics& met
           {"schedule", proto::ScheduleKind_Name(setup.schedule.kind)},
           {"stages", setup.schedule.stages},
           {"virtual_stages", setup.schedule.virtual_stages},
+          {"data_parallel", setup.training.data_parallel},
           {"microbatches", setup.training.microbatches},
           {"global_batch", setup.training.global_batch},
           {"iterations", setup.training.iterations},
@@ -75,6 +76,7 @@ void print_report(std::ostream& out, const SimulationResult& result, const RunMe
   out << setup.name << ": " << proto::ScheduleKind_Name(setup.schedule.kind) << ", "
       << setup.schedule.stages << " stages";
   if (setup.schedule.virtual_stages > 1) out << " x " << setup.schedule.virtual_stages << " chunks";
+  if (setup.training.data_parallel > 1) out << ", " << setup.training.data_parallel << " replicas";
   out << ", " << setup.training.microbatches << " microbatches of a " << setup.training.global_batch
       << "-sample batch, " << setup.training.iterations << " iteration"
       << (setup.training.iterations > 1 ? "s" : "") << ", engine " << result.timeline.source

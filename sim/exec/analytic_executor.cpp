@@ -1,6 +1,7 @@
 #include "sim/exec/analytic_executor.h"
 
 #include "sim/errors.h"
+#include "sim/exec/ring_allreduce.h"
 #include "sim/program/dependency_walk.h"
 
 namespace pipetwin {
@@ -15,6 +16,14 @@ ExecutionTimes run_analytic(const Program& program, const ClusterSpec& cluster) 
     durations[i] = is_transfer(instr.op) ? cluster.link(instr.device, instr.peer_device)
                                                .transfer_seconds(static_cast<double>(instr.bytes))
                                          : instr.compute_s;
+  }
+  for (int32_t g = 0; g < program.num_groups(); ++g) {
+    std::vector<int32_t> devices;
+    for (int32_t m : program.members_of_group(g)) devices.push_back(program.instructions[m].device);
+    const int32_t first = program.members_of_group(g).front();
+    const double seconds =
+        ring_allreduce_seconds(cluster, devices, program.instructions[first].bytes);
+    for (int32_t m : program.members_of_group(g)) durations[m] = seconds;
   }
   const auto duration = [&](int32_t i, int32_t) { return durations[i]; };
   const WalkResult walk = walk_in_dependency_order(program, duration, times.start_s, times.end_s);

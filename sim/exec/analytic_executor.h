@@ -1,7 +1,8 @@
 // The analytic executor: list scheduling in max-plus algebra (DESIGN.md section 4).
 // end(i) = max(end(lane predecessor), end(dependencies), partner's readiness) + duration(i)
 // Compute takes its instruction's compute_s; a transfer takes latency + bytes / bandwidth
-// of the link between its two devices. Exact and contention-free.
+// of the link between its two devices; an ALLREDUCE the ring's closed form
+// (sim/exec/ring_allreduce.h). Exact and contention-free.
 #pragma once
 
 #include "sim/cluster/cluster_spec.h"

@@ -26,6 +26,7 @@ Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
     span.iteration = instr.iteration;
     span.start_s = times.start_s[i];
     span.end_s = times.end_s[i];
+    if (is_collective(instr.op)) span.bytes = instr.bytes;
     if (is_transfer(instr.op)) {
       span.bytes = instr.bytes;
       span.peer_device = instr.peer_device;

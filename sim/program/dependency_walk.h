@@ -20,9 +20,10 @@ struct WalkResult {
 };
 
 // `duration(i, j)` returns the seconds instruction i takes; for a transfer it is called
-// once per pair with i the SEND and j its RECV, otherwise j is -1. Every instruction
-// starts when its lane predecessor and dependencies have ended; a pair starts when both
-// ends are ready, and both ends share one start and end.
+// once per pair with i the SEND and j its RECV, otherwise j is -1 (for a collective, once
+// per group, with i one of its members). Every instruction starts when its lane
+// predecessor and dependencies have ended; a pair or a collective starts when all its
+// members are ready, and they share one start and end.
 template <class Duration>
 WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
                                     std::vector<double>& start, std::vector<double>& end) {
@@ -48,6 +49,7 @@ WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
   std::vector<int32_t> head(p.lane_begin.begin(), p.lane_begin.end() - 1);
   std::vector<double> lane_free(lanes, 0.0);  // when the lane's last instruction ended
   std::vector<char> queued(lanes, 1);
+  std::vector<int32_t> arrivals(p.num_groups(), 0);  // collective members ready so far
   std::vector<int32_t> worklist(lanes);
   for (int32_t l = 0; l < lanes; ++l) worklist[l] = lanes - 1 - l;
 
@@ -81,6 +83,20 @@ WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
       if (node[i].remaining != 0) break;  // woken again when the last dependency ends
       const double t = std::max(node[i].ready, lane_free[lane]);
       const int32_t partner = p.partner[i];
+      const int32_t group = p.group[i];
+      if (group >= 0) {
+        node[i] = {t, -1, lane};
+        const auto members = p.members_of_group(group);
+        if (++arrivals[group] < static_cast<int32_t>(members.size())) break;
+        double s = t;  // the last member to arrive fires the collective
+        for (int32_t m : members) s = std::max(s, node[m].ready);
+        const double e = s + duration(i, -1);
+        for (int32_t m : members) {
+          finish(m, node[m].lane, s, e);
+          if (m != i) wake(node[m].lane);
+        }
+        continue;
+      }
       if (partner < 0) {
         finish(i, lane, t, t + duration(i, -1));
         continue;
@@ -104,7 +120,8 @@ WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
   if (result.executed < n) {
     for (int32_t l = 0; l < lanes && result.blocked < 0; ++l) {
       const int32_t i = head[l];
-      if (i < p.lane_begin[l + 1] && node[i].remaining < 0 && node[p.partner[i]].remaining >= 0) {
+      if (i < p.lane_begin[l + 1] && node[i].remaining < 0 && p.partner[i] >= 0 &&
+          node[p.partner[i]].remaining >= 0) {
         result.blocked = i;
       }
     }

@@ -18,6 +18,8 @@ const char* op_name(Op op) {
       return "RECV_GRAD";
     case Op::kOptim:
       return "OPTIM";
+    case Op::kAllreduce:
+      return "ALLREDUCE";
   }
   return "?";
 }
@@ -41,6 +43,7 @@ const char* lane_name(Lane lane) {
 Lane lane_of(Op op) {
   if (is_send(op)) return Lane::kSend;
   if (is_recv(op)) return Lane::kRecv;
+  if (is_collective(op)) return Lane::kCollective;
   return Lane::kCompute;
 }
 
@@ -62,6 +65,8 @@ const char* short_op(Op op) {
       return "RECV_G";
     case Op::kOptim:
       return "OPT";
+    case Op::kAllreduce:
+      return "AR";
   }
   return "?";
 }
@@ -70,7 +75,7 @@ const char* short_op(Op op) {
 
 std::string instruction_text(const Instruction& instr, bool show_range) {
   std::string text = std::to_string(instr.stage) + short_op(instr.op);
-  if (instr.op == Op::kOptim) return text;
+  if (instr.op == Op::kOptim || instr.op == Op::kAllreduce) return text;
   if (show_range) {
     text += "[" + std::to_string(instr.range.lo) + "," + std::to_string(instr.range.hi) + ")";
   } else {

@@ -6,7 +6,16 @@
 
 namespace pipetwin {
 
-enum class Op : uint8_t { kFwd, kBwd, kSendAct, kRecvAct, kSendGrad, kRecvGrad, kOptim };
+enum class Op : uint8_t {
+  kFwd,
+  kBwd,
+  kSendAct,
+  kRecvAct,
+  kSendGrad,
+  kRecvGrad,
+  kOptim,
+  kAllreduce
+};
 enum class Lane : uint8_t { kCompute, kSend, kRecv, kCopy, kCollective };
 inline constexpr int kLaneCount = 5;
 
@@ -17,6 +26,7 @@ Lane lane_of(Op op);
 inline bool is_send(Op op) { return op == Op::kSendAct || op == Op::kSendGrad; }
 inline bool is_recv(Op op) { return op == Op::kRecvAct || op == Op::kRecvGrad; }
 inline bool is_transfer(Op op) { return is_send(op) || is_recv(op); }
+inline bool is_collective(Op op) { return op == Op::kAllreduce; }
 
 // A half-open range [lo, hi) of samples of the minibatch.
 struct SampleRange {
@@ -41,7 +51,7 @@ struct Instruction {
   SampleRange range;
   int32_t iteration = 0;
   int32_t peer_device = -1;  // transfers: the other end
-  int64_t bytes = 0;         // transfers: payload
+  int64_t bytes = 0;         // transfers: payload; ALLREDUCE: the gradients reduced
   double compute_s = 0;      // compute ops: duration on this device
   int64_t stash_bytes = 0;   // FWD allocates this at its start; BWD frees it at its end
 
@@ -49,7 +59,7 @@ struct Instruction {
 };
 
 // Text form after PyTorch pipelining's _Action: "2F0", "2B0", "1SEND_A3", "1RECV_G3",
-// "0OPT"; with `show_range` the microbatch index becomes the range: "2F[0,48)".
+// "0OPT", "0AR" (all-reduce); with `show_range` the microbatch index becomes the range: "2F[0,48)".
 std::string instruction_text(const Instruction& instr, bool show_range);
 
 }  // namespace pipetwin

@@ -44,6 +44,8 @@ void ProgramBuilder::pair(int32_t send, int32_t recv) {
   partner_[recv] = send;
 }
 
+void ProgramBuilder::group(const std::vector<int32_t>& members) { groups_.push_back(members); }
+
 Program ProgramBuilder::finish() && {
   Program& p = program_;
   const int32_t n = static_cast<int32_t>(pending_.size());
@@ -65,6 +67,16 @@ Program ProgramBuilder::finish() && {
   for (int32_t i = 0; i < n; ++i) {
     p.instructions[new_id[i]] = pending_[i];
     if (partner_[i] >= 0) p.partner[new_id[i]] = new_id[partner_[i]];
+  }
+
+  p.group.assign(n, -1);
+  p.group_begin.assign(1, 0);
+  for (const auto& members : groups_) {
+    for (int32_t m : members) {
+      p.group[new_id[m]] = static_cast<int32_t>(p.group_begin.size()) - 1;
+      p.group_members.push_back(new_id[m]);
+    }
+    p.group_begin.push_back(static_cast<int32_t>(p.group_members.size()));
   }
 
   auto build_csr = [n](const std::vector<std::pair<int32_t, int32_t>>& edges,

@@ -32,6 +32,12 @@ struct Program {
   std::vector<int32_t> dependents;
   // The matching RECV of a SEND and vice versa; -1 for other ops.
   std::vector<int32_t> partner;
+  // Collectives: the group of instruction i (-1 for none); group g's members are
+  // group_members[group_begin[g] .. group_begin[g + 1]), one per participating device.
+  // All members start together, when the last is ready, and end together.
+  std::vector<int32_t> group;
+  std::vector<int32_t> group_begin;
+  std::vector<int32_t> group_members;
   // Resident bytes per device: weights, gradients, optimizer state of its stages.
   std::vector<int64_t> static_bytes;
   // Device each stage runs on.
@@ -41,6 +47,10 @@ struct Program {
   std::span<const int32_t> deps_of(int32_t i) const {
     return {deps.data() + dep_begin[i], deps.data() + dep_begin[i + 1]};
   }
+  std::span<const int32_t> members_of_group(int32_t g) const {
+    return {group_members.data() + group_begin[g], group_members.data() + group_begin[g + 1]};
+  }
+  int32_t num_groups() const { return static_cast<int32_t>(group_begin.size()) - 1; }
   std::span<const int32_t> dependents_of(int32_t i) const {
     return {dependents.data() + dependent_begin[i], dependents.data() + dependent_begin[i + 1]};
   }
@@ -66,6 +76,8 @@ class ProgramBuilder {
   int32_t add(const Instruction& instr);
   void add_dependency(int32_t instr, int32_t depends_on);
   void pair(int32_t send, int32_t recv);
+  // Makes `members` one collective (e.g. the ALLREDUCE of a stage across replicas).
+  void group(const std::vector<int32_t>& members);
   void set_static_bytes(std::vector<int64_t> bytes) { static_bytes_ = std::move(bytes); }
   void set_stage_device(std::vector<int32_t> devices) { stage_device_ = std::move(devices); }
   void set_show_ranges(bool show) { show_ranges_ = show; }
@@ -77,6 +89,7 @@ class ProgramBuilder {
   std::vector<Instruction> pending_;
   std::vector<std::pair<int32_t, int32_t>> edges_;  // (instr, depends_on)
   std::vector<int32_t> partner_;
+  std::vector<std::vector<int32_t>> groups_;
   std::vector<int64_t> static_bytes_;
   std::vector<int32_t> stage_device_;
   bool show_ranges_ = false;

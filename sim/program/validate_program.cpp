@@ -67,6 +67,37 @@ void check_transfers(const Program& p) {
   }
 }
 
+void check_collectives(const Program& p) {
+  if (static_cast<int32_t>(p.group.size()) != p.size() || p.group_begin.empty()) {
+    reject("inconsistent tables (collective groups do not match the instructions)");
+  }
+  for (int32_t i = 0; i < p.size(); ++i) {
+    const bool collective = is_collective(p.instructions[i].op);
+    if (collective != (p.group[i] >= 0)) {
+      reject(p.describe(i) + (collective ? " belongs to no collective group"
+                                         : " is not a collective but belongs to a group"));
+    }
+  }
+  for (int32_t g = 0; g < p.num_groups(); ++g) {
+    const auto members = p.members_of_group(g);
+    std::vector<int32_t> devices;
+    for (int32_t m : members) {
+      const Instruction& a = p.instructions[m];
+      const Instruction& first = p.instructions[members.front()];
+      if (p.group[m] != g || a.op != first.op || a.stage != first.stage ||
+          a.iteration != first.iteration || a.bytes != first.bytes) {
+        reject(p.describe(m) + " does not match the other members of its collective, " +
+               p.describe(members.front()));
+      }
+      devices.push_back(a.device);
+    }
+    std::sort(devices.begin(), devices.end());
+    if (std::adjacent_find(devices.begin(), devices.end()) != devices.end()) {
+      reject(p.describe(members.front()) + "'s collective has two members on one device");
+    }
+  }
+}
+
 void check_coverage(const Program& p) {
   // (iteration, stage, op) -> instructions
   std::map<std::tuple<int32_t, int32_t, Op>, std::vector<int32_t>> groups;
@@ -125,6 +156,7 @@ void check_acyclic(const Program& p) {
 void validate_program(const Program& program) {
   check_structure(program);
   check_transfers(program);
+  check_collectives(program);
   check_coverage(program);
   check_acyclic(program);
 }

@@ -143,7 +143,18 @@ TrainingSpec resolve_training(const Checker& check, const proto::Scenario& s) {
                                             " microbatches cannot split a batch of " +
                                             std::to_string(t.global_batch()) + " samples");
   }
-  return {t.global_batch(), t.microbatches(), t.iterations(), t.optimizer()};
+  check.positive(true, t.data_parallel(), "training.data_parallel");
+  if (t.global_batch() % t.data_parallel() != 0) {
+    check.fail("training.data_parallel", "the batch of " + std::to_string(t.global_batch()) +
+                                             " samples does not split into " +
+                                             std::to_string(t.data_parallel()) + " equal replicas");
+  }
+  if (t.microbatches() > t.global_batch() / t.data_parallel()) {
+    check.fail("training.microbatches",
+               std::to_string(t.microbatches()) + " microbatches cannot split a replica's " +
+                   std::to_string(t.global_batch() / t.data_parallel()) + " samples");
+  }
+  return {t.global_batch(), t.microbatches(), t.iterations(), t.optimizer(), t.data_parallel()};
 }
 
 ModelSpec resolve_layers(const Checker& check, const proto::Model& m) {
@@ -198,9 +209,13 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
   schedule.kind = p.kind();
   check.positive(p.has_stages(), p.stages(), "schedule.stages");
   schedule.stages = p.stages();
-  if (p.stages() > devices) {
-    check.fail("schedule.stages", std::to_string(p.stages()) + " stages need more devices than " +
-                                      "the cluster's " + std::to_string(devices));
+  if (p.stages() * training.data_parallel > devices) {
+    check.fail("schedule.stages",
+               std::to_string(p.stages()) + " stages" +
+                   (training.data_parallel > 1
+                        ? " x " + std::to_string(training.data_parallel) + " replicas"
+                        : std::string()) +
+                   " need more devices than the cluster's " + std::to_string(devices));
   }
   check.positive(true, p.virtual_stages(), "schedule.virtual_stages");
   schedule.virtual_stages = p.virtual_stages();

@@ -16,6 +16,7 @@ struct TrainingSpec {
   int32_t microbatches = 0;
   int32_t iterations = 1;
   proto::Optimizer optimizer = proto::ADAM;
+  int32_t data_parallel = 1;  // pipeline replicas; global_batch is split among them
 };
 
 struct ScheduleSpec {

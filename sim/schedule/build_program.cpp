@@ -58,11 +58,15 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
                            const std::vector<int32_t>& layers_per_chunk) {
   const auto& layers = setup.model.layers;
   const int32_t chunks = static_cast<int32_t>(layers_per_chunk.size());
+  const int32_t replicas = setup.training.data_parallel;
   PipelineLayout layout;
-  layout.num_devices = setup.schedule.stages;
+  layout.replicas = replicas;
+  layout.devices_per_replica = setup.schedule.stages;
+  layout.num_devices = setup.schedule.stages * replicas;
   layout.global_batch = setup.training.global_batch;
   layout.static_bytes.assign(layout.num_devices, 0);
-  const auto ranges = equal_ranges(setup.training.global_batch, setup.training.microbatches);
+  const auto ranges =
+      equal_ranges(setup.training.global_batch / replicas, setup.training.microbatches);
   const int64_t resident = resident_bytes_per_parameter_byte(setup.training.optimizer);
 
   int32_t first = 0;
@@ -74,7 +78,11 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.fwd_s_per_sample += layers[l].fwd.seconds(1, device_flops(setup, device));
       cost.bwd_s_per_sample += layers[l].bwd.seconds(1, device_flops(setup, device));
       cost.stash_bytes_per_sample += layers[l].stash_bytes_per_sample;
-      layout.static_bytes[device] += resident * layers[l].parameter_bytes;
+      cost.gradient_bytes += layers[l].parameter_bytes;  // fp32 gradients
+      for (int32_t r = 0; r < replicas; ++r) {
+        layout.static_bytes[device + r * layout.devices_per_replica] +=
+            resident * layers[l].parameter_bytes;
+      }
     }
     // What crosses the cut: outputs of layers before it that a layer after it reads.
     if (c + 1 < chunks) {

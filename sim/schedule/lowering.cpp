@@ -8,9 +8,10 @@
 namespace pipetwin {
 namespace {
 
-// Compute instruction ids of one iteration: [stage][microbatch] for FWD and BWD.
+// Compute instruction ids of one replica and iteration: [stage][microbatch].
 struct ComputeIds {
   std::vector<std::vector<int32_t>> fwd, bwd;
+  std::vector<int32_t> last_bwd;  // per stage, in compute order
 };
 
 // Indices [first, last) of the ranges (sorted, disjoint) that overlap `r`.
@@ -42,14 +43,19 @@ class Lowering {
         order_(order),
         iterations_(iterations),
         num_stages_(static_cast<int32_t>(layout.stage_device.size())),
+        replica_batch_(layout.global_batch / layout.replicas),
         builder_(layout.num_devices, num_stages_, iterations, layout.global_batch) {}
 
   Program run() && {
     for (int32_t it = 0; it < iterations_; ++it) {
-      const ComputeIds ids = emit_compute(it);
-      for (int32_t d = 0; d < static_cast<int32_t>(order_.size()); ++d) {
-        for (const ComputeAction& a : order_[d]) connect(a, ids, it);
+      std::vector<ComputeIds> ids;
+      for (int32_t r = 0; r < layout_.replicas; ++r) ids.push_back(emit_compute(r, it));
+      for (int32_t r = 0; r < layout_.replicas; ++r) {
+        for (const auto& device_order : order_) {
+          for (const ComputeAction& a : device_order) connect(r, a, ids[r], it);
+        }
       }
+      emit_updates(ids, it);
     }
     builder_.set_static_bytes(layout_.static_bytes);
     builder_.set_stage_device(layout_.stage_device);
@@ -58,62 +64,98 @@ class Lowering {
   }
 
  private:
+  int32_t device(int32_t replica, int32_t stage) const {
+    return layout_.stage_device[stage] + replica * layout_.devices_per_replica;
+  }
+  int32_t count(Op op, int32_t stage) const {
+    return static_cast<int32_t>(ranges(op, stage).size());
+  }
   const std::vector<SampleRange>& ranges(Op op, int32_t stage) const {
     return op == Op::kFwd ? layout_.fwd_ranges[stage] : layout_.bwd_ranges[stage];
   }
+  // Range and global microbatch index of replica r's m-th range.
+  SampleRange range(int32_t replica, Op op, int32_t stage, int32_t m) const {
+    const SampleRange local = ranges(op, stage)[m];
+    return {local.lo + replica * replica_batch_, local.hi + replica * replica_batch_};
+  }
+  int32_t global_microbatch(int32_t replica, Op op, int32_t stage, int32_t m) const {
+    return m + replica * count(op, stage);
+  }
 
-  ComputeIds emit_compute(int32_t it) {
+  ComputeIds emit_compute(int32_t r, int32_t it) {
     ComputeIds ids;
     ids.fwd.resize(num_stages_);
     ids.bwd.resize(num_stages_);
+    ids.last_bwd.assign(num_stages_, -1);
     for (int32_t s = 0; s < num_stages_; ++s) {
-      ids.fwd[s].assign(layout_.fwd_ranges[s].size(), -1);
-      ids.bwd[s].assign(layout_.bwd_ranges[s].size(), -1);
+      ids.fwd[s].assign(count(Op::kFwd, s), -1);
+      ids.bwd[s].assign(count(Op::kBwd, s), -1);
     }
-    for (int32_t d = 0; d < static_cast<int32_t>(order_.size()); ++d) {
-      for (const ComputeAction& a : order_[d]) {
-        const SampleRange r = ranges(a.op, a.stage)[a.microbatch];
+    for (const auto& device_order : order_) {
+      for (const ComputeAction& a : device_order) {
+        const SampleRange samples = range(r, a.op, a.stage, a.microbatch);
         const StageCost& cost = layout_.costs[a.stage];
         Instruction instr;
         instr.op = a.op;
-        instr.device = layout_.stage_device[a.stage];
+        instr.device = device(r, a.stage);
         instr.stage = a.stage;
-        instr.microbatch = a.microbatch;
-        instr.range = r;
+        instr.microbatch = global_microbatch(r, a.op, a.stage, a.microbatch);
+        instr.range = samples;
         instr.iteration = it;
         const double per_sample = a.op == Op::kFwd ? cost.fwd_s_per_sample : cost.bwd_s_per_sample;
-        instr.compute_s = per_sample * r.size();
-        instr.stash_bytes = std::llround(cost.stash_bytes_per_sample * r.size());
-        (a.op == Op::kFwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch] = builder_.add(instr);
-      }
-      // The weight update closes the iteration on every stage this device holds.
-      for (int32_t s = 0; s < num_stages_; ++s) {
-        if (layout_.stage_device[s] != d) continue;
-        Instruction optim;
-        optim.op = Op::kOptim;
-        optim.device = d;
-        optim.stage = s;
-        optim.range = {0, layout_.global_batch};
-        optim.iteration = it;
-        builder_.add(optim);
+        instr.compute_s = per_sample * samples.size();
+        instr.stash_bytes = std::llround(cost.stash_bytes_per_sample * samples.size());
+        const int32_t id = builder_.add(instr);
+        (a.op == Op::kFwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch] = id;
+        if (a.op == Op::kBwd) ids.last_bwd[a.stage] = id;
       }
     }
     return ids;
   }
 
+  // The weight update closes the iteration on every stage: with replicas, after an
+  // ALLREDUCE of the stage's gradients across them.
+  void emit_updates(const std::vector<ComputeIds>& ids, int32_t it) {
+    for (int32_t s = 0; s < num_stages_; ++s) {
+      const bool reduce = layout_.replicas > 1 && layout_.costs[s].gradient_bytes > 0;
+      std::vector<int32_t> group;
+      for (int32_t r = 0; r < layout_.replicas; ++r) {
+        Instruction update;
+        update.device = device(r, s);
+        update.stage = s;
+        update.range = {r * replica_batch_, (r + 1) * replica_batch_};
+        update.iteration = it;
+        int32_t after = ids[r].last_bwd[s];
+        if (reduce) {
+          Instruction allreduce = update;
+          allreduce.op = Op::kAllreduce;
+          allreduce.bytes = layout_.costs[s].gradient_bytes;
+          const int32_t id = builder_.add(allreduce);
+          builder_.add_dependency(id, after);
+          group.push_back(id);
+          after = id;
+        }
+        update.op = Op::kOptim;
+        const int32_t optim = builder_.add(update);
+        if (reduce) builder_.add_dependency(optim, after);
+      }
+      if (reduce) builder_.group(group);
+    }
+  }
+
   // Wires one compute action to what it consumes (RECVs before it, in this device's
   // consumption order) and what it produces (SENDs after it, in production order).
-  void connect(const ComputeAction& a, const ComputeIds& ids, int32_t it) {
+  void connect(int32_t r, const ComputeAction& a, const ComputeIds& ids, int32_t it) {
     const bool fwd = a.op == Op::kFwd;
-    const int32_t self = (fwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch];
+    const auto& produced = fwd ? ids.fwd : ids.bwd;
+    const int32_t self = produced[a.stage][a.microbatch];
     const SampleRange mine = ranges(a.op, a.stage)[a.microbatch];
     const int32_t upstream = fwd ? a.stage - 1 : a.stage + 1;  // who feeds this action
     if (upstream >= 0 && upstream < num_stages_) {
       const auto& theirs = ranges(a.op, upstream);
       const auto [first, last] = overlapping(theirs, mine);
       for (int32_t k = first; k < last; ++k) {
-        const int32_t producer = (fwd ? ids.fwd : ids.bwd)[upstream][k];
-        consume(producer, self, upstream, k, a, theirs[k].intersect(mine), it);
+        consume(r, produced[upstream][k], self, upstream, k, a, theirs[k].intersect(mine), it);
       }
     }
     if (!fwd) {  // the backward needs its own stage's forward of the same samples
@@ -123,23 +165,23 @@ class Lowering {
     const int32_t downstream = fwd ? a.stage + 1 : a.stage - 1;  // who this action feeds
     if (downstream >= 0 && downstream < num_stages_) {
       const auto& theirs = ranges(a.op, downstream);
-      for (int32_t j = 0; j < static_cast<int32_t>(theirs.size()); ++j) {
-        if (theirs[j].overlaps(mine))
-          produce(self, a, downstream, j, theirs[j].intersect(mine), it);
+      const auto [first, last] = overlapping(theirs, mine);
+      for (int32_t j = first; j < last; ++j) {
+        produce(r, self, a, downstream, j, theirs[j].intersect(mine), it);
       }
     }
   }
 
-  // Key of one transfer: iteration, direction, producing stage and microbatch,
+  // Key of one transfer: iteration, replica, direction, producing stage and microbatch,
   // consuming microbatch.
-  using Key = std::tuple<int32_t, Op, int32_t, int32_t, int32_t>;
+  using Key = std::tuple<int32_t, int32_t, Op, int32_t, int32_t, int32_t>;
 
-  Instruction transfer(Op op, int32_t device, int32_t peer, int32_t stage, int32_t microbatch,
+  Instruction transfer(Op op, int32_t from, int32_t to, int32_t stage, int32_t microbatch,
                        SampleRange piece, int32_t cut_stage, int32_t it) const {
     Instruction t;
     t.op = op;
-    t.device = device;
-    t.peer_device = peer;
+    t.device = from;
+    t.peer_device = to;
     t.stage = stage;
     t.microbatch = microbatch;
     t.range = piece;
@@ -148,33 +190,37 @@ class Lowering {
     return t;
   }
 
-  void consume(int32_t producer, int32_t self, int32_t upstream, int32_t k, const ComputeAction& a,
-               SampleRange piece, int32_t it) {
-    const int32_t from = layout_.stage_device[upstream];
-    const int32_t to = layout_.stage_device[a.stage];
+  void consume(int32_t r, int32_t producer, int32_t self, int32_t upstream, int32_t k,
+               const ComputeAction& a, SampleRange piece, int32_t it) {
+    const int32_t from = device(r, upstream);
+    const int32_t to = device(r, a.stage);
     if (from == to) {
       builder_.add_dependency(self, producer);
       return;
     }
     const bool fwd = a.op == Op::kFwd;
     const int32_t cut = fwd ? upstream : a.stage;  // the stage whose output crosses
-    const int32_t recv = builder_.add(
-        transfer(fwd ? Op::kRecvAct : Op::kRecvGrad, to, from, a.stage, k, piece, cut, it));
+    const SampleRange samples = {piece.lo + r * replica_batch_, piece.hi + r * replica_batch_};
+    const int32_t recv =
+        builder_.add(transfer(fwd ? Op::kRecvAct : Op::kRecvGrad, to, from, a.stage,
+                              global_microbatch(r, a.op, upstream, k), samples, cut, it));
     builder_.add_dependency(self, recv);
-    match(Key{it, a.op, upstream, k, a.microbatch}, recv, /*is_send=*/false);
+    match(Key{it, r, a.op, upstream, k, a.microbatch}, recv, /*is_send=*/false);
   }
 
-  void produce(int32_t self, const ComputeAction& a, int32_t downstream, int32_t j,
+  void produce(int32_t r, int32_t self, const ComputeAction& a, int32_t downstream, int32_t j,
                SampleRange piece, int32_t it) {
-    const int32_t from = layout_.stage_device[a.stage];
-    const int32_t to = layout_.stage_device[downstream];
+    const int32_t from = device(r, a.stage);
+    const int32_t to = device(r, downstream);
     if (from == to) return;  // consume() adds the plain dependency
     const bool fwd = a.op == Op::kFwd;
     const int32_t cut = fwd ? a.stage : downstream;
-    const int32_t send = builder_.add(transfer(fwd ? Op::kSendAct : Op::kSendGrad, from, to,
-                                               a.stage, a.microbatch, piece, cut, it));
+    const SampleRange samples = {piece.lo + r * replica_batch_, piece.hi + r * replica_batch_};
+    const int32_t send =
+        builder_.add(transfer(fwd ? Op::kSendAct : Op::kSendGrad, from, to, a.stage,
+                              global_microbatch(r, a.op, a.stage, a.microbatch), samples, cut, it));
     builder_.add_dependency(send, self);
-    match(Key{it, a.op, a.stage, a.microbatch, j}, send, /*is_send=*/true);
+    match(Key{it, r, a.op, a.stage, a.microbatch, j}, send, /*is_send=*/true);
   }
 
   void match(const Key& key, int32_t id, bool is_send) {
@@ -192,6 +238,7 @@ class Lowering {
   const ComputeOrder& order_;
   int32_t iterations_;
   int32_t num_stages_;
+  int32_t replica_batch_;
   ProgramBuilder builder_;
   std::map<Key, int32_t> open_;  // transfers whose other end is not emitted yet
 };

@@ -17,13 +17,19 @@ struct StageCost {
   double bwd_s_per_sample = 0;
   double output_bytes_per_sample = 0;  // activations to the next stage (and grads back)
   double stash_bytes_per_sample = 0;   // kept from FWD until BWD
+  int64_t gradient_bytes = 0;          // all-reduced across data-parallel replicas
 };
 
+// One pipeline, replicated `replicas` times for data parallelism: replica r runs stage
+// s on device stage_device[s] + r * devices_per_replica and takes the r-th slice of
+// global_batch / replicas samples.
 struct PipelineLayout {
   int32_t num_devices = 0;
   int32_t global_batch = 0;
-  std::vector<int32_t> stage_device;
-  // Per stage, its partition of the minibatch for the forward and for the backward,
+  int32_t replicas = 1;
+  int32_t devices_per_replica = 0;
+  std::vector<int32_t> stage_device;  // replica 0
+  // Per stage, replica 0's partition of its slice for the forward and for the backward,
   // sorted by sample.
   // Equal microbatches give every stage the same ranges; UMPIPE gives each its own.
   std::vector<std::vector<SampleRange>> fwd_ranges;
@@ -32,6 +38,10 @@ struct PipelineLayout {
   std::vector<int64_t> static_bytes;  // per device
 };
 
+// Each replica's microbatches are numbered after the previous replica's, so that
+// (stage, microbatch) names one action. With replicas, every stage's gradients are
+// all-reduced (one ALLREDUCE per replica, grouped) before its OPTIM.
+//
 // A FWD of stage s waits for every range of stage s-1 that overlaps its own (one
 // transfer per overlapping piece, or a plain dependency when both stages share a
 // device); a BWD waits for the overlapping gradient ranges of stage s+1 and for its

@@ -6,6 +6,7 @@
 #include <simgrid/s4u.hpp>
 
 #include "sim/errors.h"
+#include "sim/exec/ring_allreduce.h"
 #include "sim/simgrid/engine_arguments.h"
 #include "sim/simgrid/run_in_child.h"
 #include "sim/simgrid/s4u_platform.h"
@@ -15,10 +16,20 @@ namespace {
 
 namespace sg4 = simgrid::s4u;
 
+char token;  // payloads are simulated bytes; nothing real travels
+
+// Sender -> receiver pairs of every SEND and of every ring all-reduce step.
 std::vector<std::pair<int32_t, int32_t>> communicating_pairs(const Program& program) {
   std::vector<std::pair<int32_t, int32_t>> pairs;
   for (const Instruction& instr : program.instructions) {
     if (is_send(instr.op)) pairs.emplace_back(instr.device, instr.peer_device);
+  }
+  for (int32_t g = 0; g < program.num_groups(); ++g) {
+    const auto members = program.members_of_group(g);
+    for (size_t k = 0; k < members.size(); ++k) {
+      pairs.emplace_back(program.instructions[members[k]].device,
+                         program.instructions[members[(k + 1) % members.size()]].device);
+    }
   }
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
@@ -36,6 +47,9 @@ class LaneRunner {
     for (int32_t l = 0; l < lanes; ++l) {
       mutexes_.push_back(sg4::Mutex::create());
       wakeups_.push_back(sg4::ConditionVariable::create());
+    }
+    for (int32_t g = 0; g < p_.num_groups(); ++g) {
+      barriers_.push_back(sg4::Barrier::create(p_.members_of_group(g).size()));
     }
     times_.start_s.assign(p_.size(), 0.0);
     times_.end_s.assign(p_.size(), 0.0);
@@ -70,7 +84,6 @@ class LaneRunner {
 
   void run_instruction(int32_t i) {
     const Instruction& instr = p_.instructions[i];
-    static char token;  // payloads are simulated bytes; nothing real travels
     if (is_send(instr.op)) {
       sg4::CommPtr comm = mailbox_of(i)->put_async(&token, static_cast<uint64_t>(instr.bytes));
       comm->wait();
@@ -80,6 +93,8 @@ class LaneRunner {
       sg4::CommPtr comm = mailbox_of(p_.partner[i])->get_async<char>(&received);
       comm->wait();
       record(i, comm->get_start_time(), comm->get_finish_time());
+    } else if (is_collective(instr.op)) {
+      ring_allreduce(i);
     } else {
       const double flops = instr.compute_s * hosts_[instr.device]->get_speed();
       sg4::ExecPtr exec = sg4::this_actor::exec_init(flops);
@@ -87,6 +102,33 @@ class LaneRunner {
       exec->wait();
       record(i, exec->get_start_time(), exec->get_finish_time());
     }
+  }
+
+  // 2(D-1) lock-step ring steps over the real links; every member sends a chunk to its
+  // successor and receives one from its predecessor, then waits for the others, as
+  // sim/exec/ring_allreduce.h describes.
+  void ring_allreduce(int32_t i) {
+    const int32_t g = p_.group[i];
+    const auto members = p_.members_of_group(g);
+    const int32_t n = static_cast<int32_t>(members.size());
+    const int32_t k =
+        static_cast<int32_t>(std::find(members.begin(), members.end(), i) - members.begin());
+    const uint64_t chunk = static_cast<uint64_t>(ring_chunk_bytes(p_.instructions[i].bytes, n));
+    const auto box = [g](int32_t step, int32_t receiver) {
+      return sg4::Mailbox::by_name("ar" + std::to_string(g) + "_" + std::to_string(step) + "_" +
+                                   std::to_string(receiver));
+    };
+    barriers_[g]->wait();
+    const double start = sg4::Engine::get_clock();
+    for (int32_t step = 0; step < 2 * (n - 1); ++step) {
+      sg4::CommPtr out = box(step, (k + 1) % n)->put_async(&token, chunk);
+      char* received = nullptr;
+      sg4::CommPtr in = box(step, k)->get_async<char>(&received);
+      out->wait();
+      in->wait();
+      barriers_[g]->wait();
+    }
+    record(i, start, sg4::Engine::get_clock());
   }
 
   void record(int32_t i, double start, double end) {
@@ -106,6 +148,7 @@ class LaneRunner {
   std::vector<int32_t> remaining_;
   std::vector<sg4::MutexPtr> mutexes_;
   std::vector<sg4::ConditionVariablePtr> wakeups_;
+  std::vector<sg4::BarrierPtr> barriers_;  // one per collective group
   ExecutionTimes times_;
   int32_t completed_ = 0;
 };
