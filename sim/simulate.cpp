@@ -48,8 +48,16 @@ SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions&
                          " (cluster.gpu.memory_gib). Use more stages, more microbatches, "
                          "1F1B, or pass --allow-oom to report it instead.");
   }
+  // The analytic engine has no topology of its own; its traffic is shown on the links
+  // the cluster's fabric would use, so that the two engines can be compared link by link.
+  const Topology topology =
+      options.engine == "simgrid"
+          ? simgrid_topology(result.program, result.setup.cluster, result.setup.simgrid)
+          : Topology::shared(result.setup.cluster);
+  result.links = link_usage(result.program, topology, result.times);
   result.timeline = make_timeline(result.program, result.setup.cluster, result.times, result.memory,
                                   options.engine);
+  add_link_counters(result.timeline, result.links);
   return result;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/exec/execution_times.h"
+#include "sim/exec/link_usage.h"
 #include "sim/exec/memory_curve.h"
 #include "sim/program/program.h"
 #include "sim/scenario/loaded_scenario.h"
@@ -26,6 +27,7 @@ struct SimulationResult {
   MemoryCurve memory;
   Timeline timeline;
   std::vector<int32_t> out_of_memory;  // devices over capacity (with allow_oom)
+  std::vector<LinkUsage> links;        // links that carried traffic
 };
 
 // Throws InputError for a bad scenario, RuntimeFailure for a run that fails

@@ -51,10 +51,13 @@ Span make_transfer(int32_t device, const std::string& lane, const std::string& n
 
 // One microbatch through two stages on two nodes: activations forward, gradients back.
 // Times are deliberately not round in binary (0.1 + 0.2 style) to catch inexact read-back.
+// Two links carry utilization counters, interleaved with the device counters; link ids are
+// not their indices (0 and 3), so an index/id mix-up shows.
 Timeline two_stage_timeline() {
   Timeline t;
   t.source = "analytic";
   t.devices = {{0, 0, "gpu0"}, {1, 1, "gpu1"}};
+  t.links = {{0, "nic0_1", 12.5e9}, {3, "pcie_switch0", 1e11 / 3}};
   const double f = 0.0125, x = 0.1 + 0.2 - 0.3 + 0.0006, b = 1.0 / 38;
   t.spans.push_back(make_span(0, "compute", "0F0", "FWD", 0, 0.0, f));
   t.spans.push_back(make_transfer(0, "send", "0SEND_A0", "SEND_ACT", 0, f, f + x, 1, 1));
@@ -71,9 +74,9 @@ Timeline two_stage_timeline() {
   optim.microbatch = -1;
   optim.range_hi = 0;
   t.spans.push_back(optim);
-  t.counters = {{0, "memory_bytes", 0.0, 1.5e9},
-                {0, "memory_bytes", f, 2.25e9 + 0.5},
-                {1, "memory_bytes", f + x, 1.0e9 / 3},
+  t.counters = {{0, "memory_bytes", 0.0, 1.5e9},      {0, "utilization", f, 0.1 + 0.2, 0},
+                {0, "memory_bytes", f, 2.25e9 + 0.5}, {1, "memory_bytes", f + x, 1.0e9 / 3},
+                {0, "utilization", f + x, 0.0, 0},    {0, "utilization", 2 * f + x + b, 1.0 / 3, 3},
                 {0, "memory_bytes", 0.2, 1.5e9}};
   t.instants = {{1, "freeze", 2 * f + x}};
   return t;
@@ -110,6 +113,12 @@ TEST(ChromeTrace, IsJsonWithTheTopLevelViewersExpect) {
   EXPECT_EQ(trace.at("otherData").at("source"), "analytic");
   EXPECT_EQ(trace.at("otherData").at("devices"),
             json::parse(R"([{"id":0,"node":0,"name":"gpu0"},{"id":1,"node":1,"name":"gpu1"}])"));
+  const json& links = trace.at("otherData").at("links");
+  ASSERT_EQ(links.size(), 2u);
+  EXPECT_EQ(links[0], (json{{"id", 0}, {"name", "nic0_1"}, {"bandwidth_bytes_per_s", 12.5e9}}));
+  EXPECT_EQ(links[1].at("id"), 3);
+  EXPECT_EQ(links[1].at("name"), "pcie_switch0");
+  EXPECT_EQ(links[1].at("bandwidth_bytes_per_s").get<double>(), 1e11 / 3);
 }
 
 TEST(ChromeTrace, OneCompleteEventPerSpanWithTimesIdsAndArgs) {
@@ -190,7 +199,8 @@ TEST(ChromeTrace, MetadataNamesNodesAndUsedLanesDeviceMajor) {
     if (e.at("name") == "thread_name") threads[key] = e.at("args").at("name");
     if (e.at("name") == "thread_sort_index") sort_index[key] = e.at("args").at("sort_index");
   }
-  EXPECT_EQ(processes, (std::map<int, std::string>{{0, "node0"}, {1, "node1"}}));
+  EXPECT_EQ(processes, (std::map<int, std::string>{
+                           {0, "node0"}, {1, "node1"}, {kChromeNetworkPid, "network"}}));
   const std::map<std::pair<int, int>, std::string> want_threads = {
       {{0, 0}, "gpu0 compute"}, {{0, 1}, "gpu0 send"}, {{0, 2}, "gpu0 recv"},
       {{1, 8}, "gpu1 compute"}, {{1, 9}, "gpu1 send"}, {{1, 10}, "gpu1 recv"}};
@@ -206,6 +216,7 @@ TEST(ChromeTrace, CountersAreOneSeriesPerDeviceAndInstantsSitOnTheComputeLane) {
   ASSERT_EQ(counters.size(), t.counters.size());
   for (std::size_t i = 0; i < counters.size(); ++i) {
     const Counter& c = t.counters[i];
+    if (c.link != -1) continue;  // LinkCountersSitOnTheNetworkProcess checks those
     EXPECT_EQ(counters[i].at("name"), "memory_bytes gpu" + std::to_string(c.device));
     EXPECT_EQ(counters[i].at("pid"), t.devices[c.device].node);
     EXPECT_NEAR(counters[i].at("ts").get<double>(), c.time_s * 1e6, 1e-6);
@@ -217,6 +228,74 @@ TEST(ChromeTrace, CountersAreOneSeriesPerDeviceAndInstantsSitOnTheComputeLane) {
   EXPECT_EQ(instants[0].at("s"), "t");
   EXPECT_EQ(instants[0].at("pid"), 1);
   EXPECT_EQ(instants[0].at("tid"), 8);
+}
+
+TEST(ChromeTrace, LinkCountersSitOnTheNetworkProcess) {
+  const Timeline t = two_stage_timeline();
+  const json trace = json::parse(chrome_trace_json(t));
+  const std::vector<json> counters = events_with_ph(trace, "C");
+  ASSERT_EQ(counters.size(), t.counters.size());
+  const std::map<int32_t, std::string> link_names = {{0, "nic0_1"}, {3, "pcie_switch0"}};
+  int link_counters = 0;
+  for (std::size_t i = 0; i < counters.size(); ++i) {
+    const Counter& c = t.counters[i];
+    SCOPED_TRACE("counter " + std::to_string(i));
+    if (c.link == -1) {
+      EXPECT_NE(counters[i].at("pid"), kChromeNetworkPid);
+      continue;
+    }
+    ++link_counters;
+    EXPECT_EQ(counters[i].at("name"), "utilization " + link_names.at(c.link));
+    EXPECT_EQ(counters[i].at("pid"), kChromeNetworkPid);
+    EXPECT_NEAR(counters[i].at("ts").get<double>(), c.time_s * 1e6, 1e-6);
+    EXPECT_EQ(counters[i].at("args"), (json{{"utilization", c.value}}));
+  }
+  EXPECT_EQ(link_counters, 3);
+  EXPECT_EQ(counters[1].at("name"), "utilization nic0_1");
+
+  int network_processes = 0;
+  for (const json& e : events_with_ph(trace, "M")) {
+    if (e.at("pid") != kChromeNetworkPid) continue;
+    EXPECT_EQ(e.at("name"), "process_name");  // counters only: no threads to name
+    EXPECT_EQ(e.at("args").at("name"), "network");
+    ++network_processes;
+  }
+  EXPECT_EQ(network_processes, 1);
+}
+
+TEST(ChromeTrace, LinksWithoutCountersStillGetTheNetworkProcessAndRoundTrip) {
+  Timeline t = two_stage_timeline();
+  std::erase_if(t.counters, [](const Counter& c) { return c.link != -1; });
+  const std::string text = chrome_trace_json(t);
+  int network_processes = 0;
+  for (const json& e : events_with_ph(json::parse(text), "M")) {
+    if (e.at("pid") == kChromeNetworkPid) ++network_processes;
+  }
+  EXPECT_EQ(network_processes, 1);
+  expect_same_timeline(t, read_chrome_trace(text));
+}
+
+TEST(ChromeTrace, TimelineWithoutLinksHasNoNetworkProcess) {
+  Timeline t = two_stage_timeline();
+  t.links.clear();
+  std::erase_if(t.counters, [](const Counter& c) { return c.link != -1; });
+  const std::string text = chrome_trace_json(t);
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("network")));
+  const json trace = json::parse(text);
+  for (const json& e : trace.at("traceEvents")) {
+    EXPECT_NE(e.at("pid"), kChromeNetworkPid) << e.dump();
+  }
+  EXPECT_FALSE(trace.at("otherData").contains("links"));
+  expect_same_timeline(t, read_chrome_trace(text));
+}
+
+TEST(ChromeTrace, LinkCounterDeviceIsUnusedAndReadsBackAsZero) {
+  Timeline t = two_stage_timeline();
+  t.counters[1].device = 42;  // on no listed device: fine for a link counter
+  const Timeline back = read_chrome_trace(chrome_trace_json(t));
+  expect_same_timeline(t, back);
+  EXPECT_EQ(back.counters[1].link, 0);
+  EXPECT_EQ(back.counters[1].device, 0);
 }
 
 TEST(ChromeTrace, TimesInMicrosecondsKeepTheDecimalDigitsOfTheSeconds) {
@@ -275,6 +354,8 @@ TEST(ChromeTrace, EscapesStringsAndReadsThemBack) {
   t.devices[1].name = "gpu\t\"1\" é";
   t.spans[0].name = std::string("quote\" back\\ ctl\x01\x1f end");
   t.instants[0].name = "freeze/\u00e9\u4e2d";
+  t.links[1].name = "switch \"0\"\\ \u00e9";
+  t.counters[1].name = "util\tization";
   const std::string text = chrome_trace_json(t);
   EXPECT_NO_THROW(json::parse(text));
   expect_same_timeline(t, read_chrome_trace(text));
@@ -328,6 +409,43 @@ TEST(ChromeTrace, WriterRejectsWhatTheTraceCannotHold) {
   same_name_other_node.devices[1].name = "gpu0";  // fine: the node tells them apart
   expect_same_timeline(same_name_other_node,
                        read_chrome_trace(chrome_trace_json(same_name_other_node)));
+
+  Timeline unknown_link = two_stage_timeline();
+  unknown_link.counters[1].link = 1;  // ids are 0 and 3: 1 is an index, not an id
+  EXPECT_THROW(chrome_trace_json(unknown_link), std::invalid_argument);
+  try {
+    chrome_trace_json(unknown_link);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr("link 1"));
+  }
+
+  Timeline negative_link = two_stage_timeline();
+  negative_link.counters[1].link = -2;
+  EXPECT_THROW(chrome_trace_json(negative_link), std::invalid_argument);
+
+  Timeline no_links = two_stage_timeline();
+  no_links.links.clear();  // the link counters now name nothing
+  EXPECT_THROW(chrome_trace_json(no_links), std::invalid_argument);
+
+  Timeline same_link_id = two_stage_timeline();
+  same_link_id.links[1].id = 0;
+  EXPECT_THROW(chrome_trace_json(same_link_id), std::invalid_argument);
+
+  Timeline same_link_name = two_stage_timeline();
+  same_link_name.links[1].name = "nic0_1";  // link counters could not tell them apart
+  EXPECT_THROW(chrome_trace_json(same_link_name), std::invalid_argument);
+
+  Timeline nan_bandwidth = two_stage_timeline();
+  nan_bandwidth.links[0].bandwidth_bytes_per_s = std::nan("");
+  EXPECT_THROW(chrome_trace_json(nan_bandwidth), std::invalid_argument);
+
+  Timeline node_on_network_pid = two_stage_timeline();
+  node_on_network_pid.devices[1].node = kChromeNetworkPid;
+  EXPECT_THROW(chrome_trace_json(node_on_network_pid), std::invalid_argument);
+  node_on_network_pid.links.clear();  // no network process, so no clash
+  std::erase_if(node_on_network_pid.counters, [](const Counter& c) { return c.link != -1; });
+  expect_same_timeline(node_on_network_pid,
+                       read_chrome_trace(chrome_trace_json(node_on_network_pid)));
 }
 
 TEST(ChromeTrace, ReaderErrorsSayWhatIsWrong) {
@@ -353,6 +471,18 @@ TEST(ChromeTrace, ReaderErrorsSayWhatIsWrong) {
     if (e["ph"] == "C") e["name"] = "memory_bytes gpu7";
   }
   EXPECT_THAT(reader_error(bad_counter.dump()), HasSubstr("names no device"));
+
+  json bad_link_counter = trace;
+  for (json& e : bad_link_counter["traceEvents"]) {
+    if (e["ph"] == "C" && e["pid"] == kChromeNetworkPid) e["name"] = "utilization nic9_9";
+  }
+  EXPECT_THAT(reader_error(bad_link_counter.dump()), HasSubstr("names no link"));
+
+  json string_bandwidth = trace;
+  string_bandwidth["otherData"]["links"][0]["bandwidth_bytes_per_s"] = "fast";
+  const std::string bandwidth_message = reader_error(string_bandwidth.dump());
+  EXPECT_THAT(bandwidth_message, HasSubstr("otherData.links[0]"));
+  EXPECT_THAT(bandwidth_message, HasSubstr("bandwidth_bytes_per_s is not a number"));
 
   json string_time = trace;
   for (json& e : string_time["traceEvents"]) {

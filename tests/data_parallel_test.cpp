@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/exec/analytic_executor.h"
+#include "sim/exec/link_usage.h"
 #include "sim/program/validate_program.h"
 #include "sim/schedule/build_program.h"
 #include "sim/simgrid/simgrid_executor.h"
@@ -83,6 +84,34 @@ TEST(DataParallel, AllreduceOnASharedPcieSwitchIsSlower) {
     EXPECT_GT(shared.end_s[i] - shared.start_s[i], expected_free * 1.5);
     EXPECT_NEAR(shared.end_s[i] - shared.start_s[i], expected_shared, 1e-9 * expected_shared);
   }
+}
+
+TEST(DataParallel, LinkUsageAccountsTheRingTraffic) {
+  ResolvedScenario setup = data_parallel_setup(1, 4, 400000000);
+  setup.cluster.fabric.intra = IntraNodeFabric::kPcieSwitch;
+  const Program p = build_program(setup);
+  const Topology topology = Topology::shared(setup.cluster);
+  const ExecutionTimes t = run_simgrid(p, setup.cluster, setup.simgrid);
+  double duration = 0;
+  for (int32_t i = 0; i < p.size(); ++i) {
+    if (p.instructions[i].op == Op::kAllreduce) duration = t.end_s[i] - t.start_s[i];
+  }
+  bool found_switch = false;
+  for (const LinkUsage& u : link_usage(p, topology, t)) {
+    if (u.name != "pcie_switch0") continue;
+    found_switch = true;
+    // 4 members x 2(D-1) = 6 steps x a 1e8-byte chunk each, all through the switch.
+    EXPECT_DOUBLE_EQ(u.bytes, 4 * 6 * 1e8);
+    EXPECT_NEAR(u.busy_s, duration, 1e-12);
+    double peak = 0;
+    for (const auto& [time, value] : u.utilization) peak = std::max(peak, value);
+    // Average rate over the span, latencies included: just under the full link.
+    EXPECT_NEAR(peak, 4 * 6e8 / duration / 50e9, 1e-12);
+    EXPECT_GT(peak, 0.99);
+    EXPECT_LE(peak, 1.0);
+    EXPECT_EQ(u.utilization.back().second, 0.0);
+  }
+  EXPECT_TRUE(found_switch);
 }
 
 TEST(DataParallel, OptimWaitsForTheAllreduce) {

@@ -50,6 +50,12 @@ TEST(ClusterPresets, KnownFigures) {
   EXPECT_DOUBLE_EQ(a100.intra_node().bandwidth_gbytes_per_s(), 300);
   EXPECT_DOUBLE_EQ(a100.inter_node().bandwidth_gbytes_per_s(), 25);
 
+  EXPECT_EQ(a100.intra_node().kind(), proto::NVSWITCH);
+  EXPECT_EQ(a100.inter_node().nics_per_node(), 0);  // rail: one NIC per GPU
+  EXPECT_EQ(a100.host_link().gpus_per_switch(), 2);
+  EXPECT_EQ(cluster_preset("pcie-8xa100")->intra_node().kind(), proto::PCIE_SWITCH);
+  EXPECT_EQ(cluster_preset("pcie-8xa100")->inter_node().nics_per_node(), 1);
+
   const proto::Cluster h100 = *cluster_preset("dgx-h100");
   EXPECT_DOUBLE_EQ(h100.intra_node().bandwidth_gbytes_per_s(), 450);
   EXPECT_DOUBLE_EQ(h100.inter_node().bandwidth_gbytes_per_s(), 50);

@@ -51,6 +51,28 @@ TEST(SimulateCli, JsonHasTheContractFields) {
               1e-9);
 }
 
+TEST(SimulateCli, JsonReportsTheLinksThatCarriedTraffic) {
+  const nlohmann::json j = simulate_json("--engine simgrid");
+  ASSERT_FALSE(j["links"].empty());
+  for (const auto& link : j["links"]) {
+    EXPECT_GT(link["bytes"].get<double>(), 0);
+    EXPECT_GT(link["busy_fraction"].get<double>(), 0);
+    EXPECT_LE(link["busy_fraction"].get<double>(), 1);
+  }
+  // Stage 0 sends 8 microbatches' activations per iteration through its port, twice.
+  bool found = false;
+  for (const auto& link : j["links"]) found |= link["name"] == "nvswitch_port0/up";
+  EXPECT_TRUE(found);
+}
+
+TEST(SimulateCli, EnginesAgreeWithoutContention) {
+  const nlohmann::json analytic = simulate_json("");
+  const nlohmann::json simgrid = simulate_json("--engine simgrid");
+  EXPECT_EQ(simgrid["engine"], "simgrid");
+  EXPECT_NEAR(simgrid["iteration_time_s"].get<double>(), analytic["iteration_time_s"].get<double>(),
+              1e-9 * analytic["iteration_time_s"].get<double>());
+}
+
 TEST(SimulateCli, UniformScenarioMatchesTheClosedForm) {
   const nlohmann::json j =
       simulate_json(std::string(PIPETWIN_SOURCE_DIR) + "/scenarios/uniform.textproto");

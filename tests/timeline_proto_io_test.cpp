@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "timeline.pb.h"
 #include "timeline_equality.h"
 #include "traces/atomic_file.h"
 
@@ -27,6 +28,7 @@ Timeline sample_timeline() {
   Timeline t;
   t.source = "simgrid";
   t.devices = {{0, 0, "gpu0"}, {1, 1, "gpu1"}};
+  t.links = {{0, "nic0_1", 1.25e10}, {7, "pcie_switch0", 1e11 / 3}};  // id 0: the +1 encoding
   Span fwd;
   fwd.device = 0;
   fwd.lane = "compute";
@@ -61,7 +63,11 @@ Timeline sample_timeline() {
   bwd.iteration = 2;
   bwd.range_lo = -1;  // negative ints must survive too
   t.spans = {fwd, send, recv, bwd};
-  t.counters = {{0, "memory_bytes", 0.0, 1.25e9}, {1, "memory_bytes", 1.0 / 3, 7.0 / 3}};
+  t.counters = {{0, "memory_bytes", 0.0, 1.25e9},
+                {0, "utilization", 0.0, 0.1 + 0.2, 0},
+                {1, "memory_bytes", 1.0 / 3, 7.0 / 3},
+                {0, "utilization", 1.0 / 3, 1.0 / 7, 7},
+                {0, "utilization", 0.7, 0.0, 0}};
   t.instants = {{1, "freeze", 0.7}};
   return t;
 }
@@ -108,6 +114,29 @@ TEST_F(TimelineFile, RoundTripIsExactAndLeavesOnlyTheFile) {
   write_timeline_file(t, path("run.timeline"));
   EXPECT_EQ(files(), std::vector<std::string>{"run.timeline"});
   expect_same_timeline(t, read_timeline_file(path("run.timeline")));
+}
+
+TEST_F(TimelineFile, CounterLinkIsStoredAsIdPlusOneAndDeviceCountersAsZero) {
+  Timeline t = sample_timeline();
+  t.counters[1].device = 1;  // unused for a link counter, but the file keeps it
+  write_timeline_file(t, path("run.timeline"));
+  proto::Timeline p;
+  std::ifstream in(path("run.timeline"), std::ios::binary);
+  ASSERT_TRUE(p.ParseFromIstream(&in));
+  ASSERT_EQ(p.links_size(), 2);
+  EXPECT_EQ(p.links(1).id(), 7);
+  EXPECT_EQ(p.links(1).name(), "pcie_switch0");
+  ASSERT_EQ(p.counters_size(), 5);
+  EXPECT_EQ(p.counters(0).link(), 0);  // device counter
+  EXPECT_EQ(p.counters(1).link(), 1);  // link 0
+  EXPECT_EQ(p.counters(3).link(), 8);  // link 7
+
+  const Timeline back = read_timeline_file(path("run.timeline"));
+  expect_same_timeline(t, back);
+  EXPECT_EQ(back.counters[0].link, -1);
+  EXPECT_EQ(back.counters[1].link, 0);
+  EXPECT_EQ(back.counters[1].device, 1);
+  EXPECT_EQ(back.counters[3].link, 7);
 }
 
 TEST_F(TimelineFile, EmptyTimelineRoundTrips) {

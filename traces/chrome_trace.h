@@ -15,16 +15,25 @@
 //   counter  ph "C" named "<counter name> <device name>" on pid = node, args
 //            {"<counter name>": value}. One series per track; the reader recovers the device
 //            from the name and the node, so (node, device name) must be unique.
+//   link     a counter with Counter::link >= 0 goes to the one "network" process, pid
+//   counter  kChromeNetworkPid, named "<counter name> <link name>" (e.g. "utilization nic0_1")
+//            with args {"<counter name>": value}; the reader recovers the link id from the
+//            name, so link names must be unique (and so must link ids). Counter::device is
+//            unused there and reads back as 0.
 //   instant  ph "i", s "t", on the device's compute tid.
-//   metadata ph "M": process_name "node<N>" per node; thread_name "<device name> <lane>" and
-//            thread_sort_index = tid for every (device, lane) used, so lanes sort device-major.
-//   otherData.source and otherData.devices ([{id, node, name}]) carry the rest.
+//   metadata ph "M": process_name "node<N>" per node, plus "network" when timeline.links is
+//            not empty; thread_name "<device name> <lane>" and thread_sort_index = tid for every
+//            (device, lane) used, so lanes sort device-major.
+//   otherData.source and otherData.devices ([{id, node, name}]) carry the rest, with
+//            otherData.links ([{id, name, bandwidth_bytes_per_s}]) when timeline.links is not
+//            empty (a trace without it reads back with no links).
 //
 // Exactness: ts is written as the shortest decimal that round-trips the seconds value, with
 // the point moved six places; the reader reparses that text, so counter and instant times
 // come back bit-exact, like span start_s/end_s do through args.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 
@@ -35,9 +44,16 @@ namespace pipetwin {
 // Ten lanes would not fit: tids are device-major so that lanes of one device sort together.
 inline constexpr int kChromeTidsPerDevice = 8;
 
+// The pid of the "network" process that holds the link counters. Node pids are node ids, so
+// this is far above any real node count; when timeline.links is not empty, a device on a node
+// with this id is an error rather than a silent merge of the two processes.
+inline constexpr int32_t kChromeNetworkPid = 1000000;
+
 // The whole trace as one string. Throws std::invalid_argument when the Timeline cannot be
 // represented: a span/counter/instant on a device missing from `devices`, duplicate device
-// ids or (node, name) pairs, more than three unknown lane names, a NaN or infinite number.
+// ids or (node, name) pairs, a link counter on a link missing from `links`, a negative or
+// duplicate link id, two links with one name, a device on node kChromeNetworkPid while there
+// are links, more than three unknown lane names, a NaN or infinite number.
 std::string chrome_trace_json(const Timeline& timeline);
 
 // Same bytes as chrome_trace_json, streamed in chunks so a large trace never sits in memory
@@ -45,8 +61,8 @@ std::string chrome_trace_json(const Timeline& timeline);
 void write_chrome_trace(const Timeline& timeline, std::ostream& out);
 
 // The inverse of chrome_trace_json: spans, counters and instants in the order written,
-// devices, source and flow ids exactly as they were. Throws std::runtime_error saying what and
-// where (the event index) when the text is not such a trace.
+// devices, links, source and flow ids exactly as they were. Throws std::runtime_error saying what
+// and where (the event index) when the text is not such a trace.
 Timeline read_chrome_trace(const std::string& json_text);
 
 }  // namespace pipetwin

@@ -4,6 +4,7 @@
 // turned back into the exact seconds the writer started from.
 #include <charconv>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -221,9 +222,12 @@ Span read_span(const Fields& r) {
 }
 
 using DevicesByNodeAndName = std::map<std::pair<int32_t, std::string>, int32_t>;
+using LinksByName = std::map<std::string, int32_t, std::less<>>;
 
-// The counter name is the single args key; the event name is "<counter name> <device name>".
-Counter read_counter(const Fields& r, const DevicesByNodeAndName& devices) {
+// The counter name is the single args key; the event name is "<counter name> <device name>",
+// or "<counter name> <link name>" on the network pid when the trace has links.
+Counter read_counter(const Fields& r, const DevicesByNodeAndName& devices,
+                     const LinksByName& links) {
   const json& a = r.args();
   if (a.size() != 1) {
     r.fail("counter args hold " + std::to_string(a.size()) + " series, expected one");
@@ -237,6 +241,16 @@ Counter read_counter(const Fields& r, const DevicesByNodeAndName& devices) {
   const std::string prefix = c.name + " ";
   if (event_name.compare(0, prefix.size(), prefix) != 0) {
     r.fail("counter name '" + event_name + "' does not start with its series '" + c.name + "'");
+  }
+  if (node == kChromeNetworkPid && !links.empty()) {
+    auto link = links.find(std::string_view(event_name).substr(prefix.size()));
+    if (link == links.end()) {
+      r.fail("counter '" + event_name + "' on the network process names no link in " +
+             "otherData.links");
+    }
+    c.device = 0;
+    c.link = link->second;
+    return c;
   }
   auto it = devices.find({node, event_name.substr(prefix.size())});
   if (it == devices.end()) {
@@ -282,6 +296,24 @@ void read_devices(const json& other, Timeline& timeline, DevicesByNodeAndName& b
   }
 }
 
+// Optional: traces from before links existed, and traces without links, have no list.
+void read_links(const json& other, Timeline& timeline, LinksByName& by_name) {
+  auto it = other.find("links");
+  if (it == other.end()) return;
+  const json& links = *it;
+  if (!links.is_array()) fail("otherData.links is not a list");
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    Fields f(links[i], "otherData.links", i);
+    if (!links[i].is_object()) f.fail("not an object");
+    TimelineLink l;
+    l.id = f.integer<int32_t>(links[i], "id");
+    l.name = f.string(links[i], "name");
+    l.bandwidth_bytes_per_s = f.number(links[i], "bandwidth_bytes_per_s", 0);
+    by_name.emplace(l.name, l.id);
+    timeline.links.push_back(std::move(l));
+  }
+}
+
 }  // namespace
 
 Timeline read_chrome_trace(const std::string& json_text) {
@@ -298,6 +330,8 @@ Timeline read_chrome_trace(const std::string& json_text) {
   timeline.source = source.get<std::string>();
   DevicesByNodeAndName devices_by_name;
   read_devices(other, timeline, devices_by_name);
+  LinksByName links_by_name;
+  read_links(other, timeline, links_by_name);
 
   const json& events = member(root, "traceEvents", "");
   if (!events.is_array()) fail("traceEvents is not a list");
@@ -310,7 +344,7 @@ Timeline read_chrome_trace(const std::string& json_text) {
     if (ph == "X") {
       timeline.spans.push_back(read_span(f));
     } else if (ph == "C") {
-      timeline.counters.push_back(read_counter(f, devices_by_name));
+      timeline.counters.push_back(read_counter(f, devices_by_name, links_by_name));
     } else if (ph == "i" || ph == "I") {
       timeline.instants.push_back(read_instant(f));
     }

@@ -163,9 +163,9 @@ void append_micros(JsonOut& out, double seconds) {
   }
 }
 
-void append_string(JsonOut& out, std::string_view s) {
+// The inside of a JSON string: `s` escaped, without the quotes.
+void append_escaped(JsonOut& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
-  out.put('"');
   std::size_t clean_from = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
@@ -195,6 +195,11 @@ void append_string(JsonOut& out, std::string_view s) {
     }
   }
   out.put(std::string_view(s.data() + clean_from, s.size() - clean_from));
+}
+
+void append_string(JsonOut& out, std::string_view s) {
+  out.put('"');
+  append_escaped(out, s);
   out.put('"');
 }
 
@@ -204,6 +209,7 @@ class ChromeTraceWriter {
 
   void write() {
     index_devices();
+    index_links();
     assign_lanes();
     pair_flows();
     JsonOut& out = out_;
@@ -227,7 +233,23 @@ class ChromeTraceWriter {
       append_string(out, d.name);
       out.put('}');
     }
-    out.put("]}}\n");
+    out.put(']');
+    if (!t_.links.empty()) {  // absent when empty, so traces without links stay as they were
+      out.put(",\"links\":[");
+      for (std::size_t i = 0; i < t_.links.size(); ++i) {
+        const TimelineLink& l = t_.links[i];
+        if (i > 0) out.put(',');
+        out.put("\n{\"id\":");
+        append_int(out, l.id);
+        out.put(",\"name\":");
+        append_string(out, l.name);
+        out.put(",\"bandwidth_bytes_per_s\":");
+        append_double(out, l.bandwidth_bytes_per_s);
+        out.put('}');
+      }
+      out.put(']');
+    }
+    out.put("}}\n");
   }
 
  private:
@@ -241,6 +263,16 @@ class ChromeTraceWriter {
                                   ", which timeline.devices does not list");
     }
     return t_.devices[it->second];
+  }
+
+  const TimelineLink& link(int32_t id, std::size_t counter_index) const {
+    auto it = link_index_.find(id);
+    if (it == link_index_.end()) {
+      throw std::invalid_argument("chrome trace: counter " + std::to_string(counter_index) +
+                                  " is on link " + std::to_string(id) +
+                                  ", which timeline.links does not list");
+    }
+    return t_.links[it->second];
   }
 
   static int64_t tid(int32_t device, int lane) {
@@ -259,6 +291,34 @@ class ChromeTraceWriter {
       if (!names.emplace(d.node, d.name).second) {
         throw std::invalid_argument("chrome trace: two devices on node " + std::to_string(d.node) +
                                     " are both named '" + d.name + "'");
+      }
+    }
+  }
+
+  // Link counters name their link by name, so names must be unique as well as ids.
+  void index_links() {
+    if (t_.links.empty()) return;
+    std::set<std::string_view> names;
+    for (std::size_t i = 0; i < t_.links.size(); ++i) {
+      const TimelineLink& l = t_.links[i];
+      if (l.id < 0) {
+        throw std::invalid_argument("chrome trace: link '" + l.name + "' has id " +
+                                    std::to_string(l.id) +
+                                    "; link ids are >= 0 (Counter::link -1 is a device counter)");
+      }
+      if (!link_index_.emplace(l.id, i).second) {
+        throw std::invalid_argument("chrome trace: link id " + std::to_string(l.id) +
+                                    " appears twice in timeline.links");
+      }
+      if (!names.emplace(l.name).second) {
+        throw std::invalid_argument("chrome trace: two links are both named '" + l.name + "'");
+      }
+    }
+    for (const TimelineDevice& d : t_.devices) {
+      if (d.node == kChromeNetworkPid) {
+        throw std::invalid_argument("chrome trace: device '" + d.name + "' is on node " +
+                                    std::to_string(d.node) +
+                                    ", the pid kept for the network process of the links");
       }
     }
   }
@@ -293,7 +353,12 @@ class ChromeTraceWriter {
       threads_.emplace(tid(d, kComputeLane), std::make_pair(d, kComputeLane));
     }
     for (std::size_t i = 0; i < t_.counters.size(); ++i) {
-      device(t_.counters[i].device, "counter", i);
+      const Counter& c = t_.counters[i];
+      if (c.link == -1) {
+        device(c.device, "counter", i);
+      } else {
+        link(c.link, i);  // negative ids other than -1 are listed by no link either
+      }
     }
   }
 
@@ -351,6 +416,13 @@ class ChromeTraceWriter {
       out.put(",\"args\":{\"name\":\"node");
       append_int(out, node);
       out.put("\"}");
+      end_event();
+    }
+    if (!t_.links.empty()) {
+      JsonOut& out = begin_event('M');
+      out.put("\"name\":\"process_name\",");
+      append_pid_tid(out, kChromeNetworkPid, 0);
+      out.put(",\"args\":{\"name\":\"network\"}");
       end_event();
     }
     for (const auto& [tid, device_lane] : threads_) {
@@ -443,12 +515,23 @@ class ChromeTraceWriter {
 
   void write_counter(std::size_t i) {
     const Counter& c = t_.counters[i];
-    const TimelineDevice& d = device(c.device, "counter", i);
+    std::string_view track;  // the device or link name after the counter name
+    int32_t pid = 0;
+    if (c.link == -1) {
+      const TimelineDevice& d = device(c.device, "counter", i);
+      track = d.name;
+      pid = d.node;
+    } else {
+      track = link(c.link, i).name;
+      pid = kChromeNetworkPid;
+    }
     JsonOut& out = begin_event('C');
-    out.put("\"name\":");
-    append_string(out, c.name + " " + d.name);
-    out.put(",\"pid\":");
-    append_int(out, d.node);
+    out.put("\"name\":\"");
+    append_escaped(out, c.name);
+    out.put(' ');
+    append_escaped(out, track);
+    out.put("\",\"pid\":");
+    append_int(out, pid);
     out.put(",\"ts\":");
     append_micros(out, c.time_s);
     out.put(",\"args\":{");
@@ -476,6 +559,7 @@ class ChromeTraceWriter {
   JsonOut& out_;
   bool first_event_ = true;
   std::unordered_map<int32_t, std::size_t> device_index_;
+  std::unordered_map<int32_t, std::size_t> link_index_;
   std::vector<std::string> lanes_;
   std::vector<std::uint8_t> span_lane_;
   std::vector<int32_t> span_pid_;

@@ -36,12 +36,20 @@ struct Span {
   double duration_s() const { return end_s - start_s; }
 };
 
-// A sampled value that holds until the next sample of the same (device, name).
+// A network link of the simulated (or measured) cluster, for link counters.
+struct TimelineLink {
+  int32_t id = 0;
+  std::string name;  // "nic0_1", "nvswitch_port3", "pcie_switch0"
+  double bandwidth_bytes_per_s = 0;
+};
+
+// A sampled value that holds until the next sample of the same (device or link, name).
 struct Counter {
   int32_t device = 0;
-  std::string name;  // "memory_bytes"
+  std::string name;  // "memory_bytes" on a device; "utilization" on a link
   double time_s = 0;
   double value = 0;
+  int32_t link = -1;  // >= 0: a link counter (TimelineLink::id); `device` is then unused
 };
 
 struct Instant {
@@ -53,6 +61,7 @@ struct Instant {
 struct Timeline {
   std::string source;  // "analytic", "simgrid", "torch", ...
   std::vector<TimelineDevice> devices;
+  std::vector<TimelineLink> links;
   std::vector<Span> spans;
   std::vector<Counter> counters;
   std::vector<Instant> instants;

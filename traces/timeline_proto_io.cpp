@@ -2,6 +2,7 @@
 // the working type so that traces/ users never touch generated code.
 #include "traces/timeline_proto_io.h"
 
+#include <cstdint>
 #include <fstream>
 #include <stdexcept>
 
@@ -11,6 +12,16 @@
 namespace pipetwin {
 namespace {
 
+// Counter::link is -1 for a device counter; the proto stores link + 1 so that the proto3
+// default 0 means "device counter". The arithmetic wraps through uint32 so that every int32
+// (even INT32_MAX, never a sensible id) maps back to itself instead of overflowing.
+int32_t link_to_proto(int32_t link) {
+  return static_cast<int32_t>(static_cast<uint32_t>(link) + 1u);
+}
+int32_t link_from_proto(int32_t stored) {
+  return static_cast<int32_t>(static_cast<uint32_t>(stored) - 1u);
+}
+
 proto::Timeline to_proto(const Timeline& t) {
   proto::Timeline p;
   p.set_source(t.source);
@@ -19,6 +30,12 @@ proto::Timeline to_proto(const Timeline& t) {
     pd->set_id(d.id);
     pd->set_node(d.node);
     pd->set_name(d.name);
+  }
+  for (const TimelineLink& l : t.links) {
+    proto::TimelineLink* pl = p.add_links();
+    pl->set_id(l.id);
+    pl->set_name(l.name);
+    pl->set_bandwidth_bytes_per_s(l.bandwidth_bytes_per_s);
   }
   p.mutable_spans()->Reserve(static_cast<int>(t.spans.size()));
   for (const Span& s : t.spans) {
@@ -44,6 +61,7 @@ proto::Timeline to_proto(const Timeline& t) {
     pc->set_name(c.name);
     pc->set_time_s(c.time_s);
     pc->set_value(c.value);
+    pc->set_link(link_to_proto(c.link));
   }
   for (const Instant& i : t.instants) {
     proto::TimelineInstant* pi = p.add_instants();
@@ -59,6 +77,9 @@ Timeline from_proto(const proto::Timeline& p) {
   t.source = p.source();
   for (const proto::TimelineDevice& pd : p.devices()) {
     t.devices.push_back({pd.id(), pd.node(), pd.name()});
+  }
+  for (const proto::TimelineLink& pl : p.links()) {
+    t.links.push_back({pl.id(), pl.name(), pl.bandwidth_bytes_per_s()});
   }
   t.spans.reserve(p.spans_size());
   for (const proto::TimelineSpan& ps : p.spans()) {
@@ -80,7 +101,8 @@ Timeline from_proto(const proto::Timeline& p) {
     t.spans.push_back(std::move(s));
   }
   for (const proto::TimelineCounter& pc : p.counters()) {
-    t.counters.push_back({pc.device(), pc.name(), pc.time_s(), pc.value()});
+    t.counters.push_back(
+        {pc.device(), pc.name(), pc.time_s(), pc.value(), link_from_proto(pc.link())});
   }
   for (const proto::TimelineInstant& pi : p.instants()) {
     t.instants.push_back({pi.device(), pi.name(), pi.time_s()});

@@ -53,6 +53,18 @@ nlohmann::json report_json(const SimulationResult& result, const RunMetrics& met
          {"memory_capacity_bytes", static_cast<int64_t>(setup.cluster.devices[d.id].memory_bytes)},
          {"out_of_memory", is_oom(result, d.id)}});
   }
+  nlohmann::json links = nlohmann::json::array();
+  for (const LinkUsage& link : result.links) {
+    double peak = 0;
+    for (const auto& [time, value] : link.utilization) peak = std::max(peak, value);
+    links.push_back(
+        {{"name", link.name},
+         {"bandwidth_bytes_per_s", link.bandwidth_bytes_per_s},
+         {"bytes", link.bytes},
+         {"busy_s", link.busy_s},
+         {"busy_fraction", metrics.makespan_s > 0 ? link.busy_s / metrics.makespan_s : 0},
+         {"peak_utilization", peak}});
+  }
   return {{"scenario", setup.name},
           {"engine", result.timeline.source},
           {"schedule", proto::ScheduleKind_Name(setup.schedule.kind)},
@@ -68,7 +80,8 @@ nlohmann::json report_json(const SimulationResult& result, const RunMetrics& met
           {"throughput_samples_per_s", metrics.throughput_samples_per_s},
           {"bubble_ratio", metrics.bubble_ratio},
           {"out_of_memory", !result.out_of_memory.empty()},
-          {"devices", devices}};
+          {"devices", devices},
+          {"links", links}};
 }
 
 void print_report(std::ostream& out, const SimulationResult& result, const RunMetrics& metrics) {
@@ -90,6 +103,19 @@ void print_report(std::ostream& out, const SimulationResult& result, const RunMe
         << gib(spec.memory_bytes) << "  at "
         << (peak_op(result, d.id).empty() ? "start" : peak_op(result, d.id))
         << (is_oom(result, d.id) ? "  OUT OF MEMORY" : "") << "\n";
+  }
+  std::vector<const LinkUsage*> busiest;
+  for (const LinkUsage& link : result.links) busiest.push_back(&link);
+  std::sort(busiest.begin(), busiest.end(),
+            [](const LinkUsage* a, const LinkUsage* b) { return a->busy_s > b->busy_s; });
+  if (busiest.size() > 3) busiest.resize(3);
+  if (!busiest.empty()) {
+    out << "\n" << pad("busiest link", 26) << pad("busy", 8) << "carried\n";
+    for (const LinkUsage* link : busiest) {
+      out << pad(link->name, 26)
+          << pad(format("%.1f%%", 100 * link->busy_s / metrics.makespan_s), 8)
+          << format("%.2f GB", link->bytes / 1e9) << "\n";
+    }
   }
   out << "\n"
       << pad("iteration time", 16) << seconds(metrics.iteration_time_s) << "\n"

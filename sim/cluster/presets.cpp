@@ -33,9 +33,13 @@ proto::Cluster dgx_a100() {
   proto::Cluster c = make("dgx-a100", 8, "A100-SXM4-80GB", 312, 80);
   // NVLink 3 through NVSwitch: 600 GB/s total per GPU = 300 each way.
   set_link(c.mutable_intra_node(), 300, 3);
-  // One 200 Gb/s HDR InfiniBand ConnectX-6 per GPU: 25 GB/s each way.
+  c.mutable_intra_node()->set_kind(proto::NVSWITCH);
+  // One 200 Gb/s HDR InfiniBand ConnectX-6 per GPU (rail): 25 GB/s each way.
   set_link(c.mutable_inter_node(), 25, 5);
+  c.mutable_inter_node()->set_nics_per_node(0);  // 0 = one per GPU
+  // 4 PCIe Gen4 switches, each with 2 GPUs (and 2 NICs) behind it.
   set_link(c.mutable_host_link(), kPcieGen4x16, 2);
+  c.mutable_host_link()->set_gpus_per_switch(2);
   return c;
 }
 
@@ -44,9 +48,13 @@ proto::Cluster dgx_h100() {
   proto::Cluster c = make("dgx-h100", 8, "H100-SXM5-80GB", 989, 80);
   // NVLink 4 through NVSwitch: 900 GB/s total per GPU = 450 each way.
   set_link(c.mutable_intra_node(), 450, 3);
-  // One 400 Gb/s NDR ConnectX-7 per GPU: 50 GB/s each way.
+  c.mutable_intra_node()->set_kind(proto::NVSWITCH);
+  // One 400 Gb/s NDR ConnectX-7 per GPU (rail): 50 GB/s each way.
   set_link(c.mutable_inter_node(), 50, 5);
+  c.mutable_inter_node()->set_nics_per_node(0);  // 0 = one per GPU
+  // 4 PCIe Gen5 switches, each with 2 GPUs behind it.
   set_link(c.mutable_host_link(), kPcieGen5x16, 2);
+  c.mutable_host_link()->set_gpus_per_switch(2);
   return c;
 }
 
@@ -56,10 +64,14 @@ proto::Cluster pcie_8xa100() {
   proto::Cluster c = make("pcie-8xa100", 8, "A100-PCIe-80GB", 312, 80);
   // No NVLink: GPU-to-GPU traffic is PCIe Gen4 x16 peer-to-peer through the shared switch.
   set_link(c.mutable_intra_node(), kPcieGen4x16, 2);
-  // Assumption: one 200 Gb/s HDR NIC per node shared by its 8 GPUs (3.125 GB/s each).
-  // Only matters when a scenario raises `nodes`.
-  set_link(c.mutable_inter_node(), 25.0 / 8, 5);
+  c.mutable_intra_node()->set_kind(proto::PCIE_SWITCH);
+  // Assumption: one 200 Gb/s HDR NIC per node, shared by its 8 GPUs (the simgrid engine
+  // divides it among concurrent flows). Only matters when a scenario raises `nodes`.
+  set_link(c.mutable_inter_node(), 25, 5);
+  c.mutable_inter_node()->set_nics_per_node(1);
+  // Assumption: 2 PCIe switches with 4 GPUs behind each.
   set_link(c.mutable_host_link(), kPcieGen4x16, 2);
+  c.mutable_host_link()->set_gpus_per_switch(4);
   return c;
 }
 

@@ -44,4 +44,18 @@ Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
   return timeline;
 }
 
+void add_link_counters(Timeline& timeline, const std::vector<LinkUsage>& links) {
+  for (int32_t l = 0; l < static_cast<int32_t>(links.size()); ++l) {
+    timeline.links.push_back({l, links[l].name, links[l].bandwidth_bytes_per_s});
+    for (const auto& [time, value] : links[l].utilization) {
+      Counter counter;
+      counter.name = kUtilizationCounter;
+      counter.time_s = time;
+      counter.value = value;
+      counter.link = l;
+      timeline.counters.push_back(counter);
+    }
+  }
+}
+
 }  // namespace pipetwin

@@ -6,6 +6,7 @@
 
 #include "sim/cluster/cluster_spec.h"
 #include "sim/exec/execution_times.h"
+#include "sim/exec/link_usage.h"
 #include "sim/exec/memory_curve.h"
 #include "sim/program/program.h"
 #include "traces/timeline.h"
@@ -13,9 +14,13 @@
 namespace pipetwin {
 
 inline constexpr const char* kMemoryCounter = "memory_bytes";
+inline constexpr const char* kUtilizationCounter = "utilization";
 
 Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
                        const ExecutionTimes& times, const MemoryCurve& memory,
                        const std::string& source);
+
+// Adds each used link (id = its position in `links`) and its utilisation counter.
+void add_link_counters(Timeline& timeline, const std::vector<LinkUsage>& links);
 
 }  // namespace pipetwin

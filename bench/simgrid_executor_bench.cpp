@@ -1,0 +1,52 @@
+// How the simgrid engine scales: one iteration of a GPT-style model, 8 pipeline stages x
+// D data-parallel replicas (8, 64, 512, 1024 GPUs on DGX H100 nodes), 32 microbatches.
+// Each run includes the fork of the simulation process and the platform's construction.
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "sim/exec/analytic_executor.h"
+#include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/resolve_scenario.h"
+#include "sim/schedule/build_program.h"
+#include "sim/simgrid/simgrid_executor.h"
+
+namespace pipetwin {
+namespace {
+
+ResolvedScenario cluster_of(int gpus) {
+  const int replicas = gpus / 8;
+  const std::string text =
+      "cluster { preset: \"dgx-h100\" nodes: " + std::to_string(gpus / 8) +
+      " }\n"
+      "model { zoo { name: \"gpt\" layers: 32 hidden: 4096 seq_len: 2048 heads: 32 "
+      "vocab: 50257 } }\n"
+      "training { global_batch: " +
+      std::to_string(32 * replicas) +
+      " microbatches: 32 data_parallel: " + std::to_string(replicas) +
+      " }\nschedule { kind: ONE_F_ONE_B stages: 8 }\n";
+  return resolve_scenario(parse_scenario(text, "bench", "", false, {}));
+}
+
+void BM_SimgridOneIteration(benchmark::State& state) {
+  const ResolvedScenario setup = cluster_of(static_cast<int>(state.range(0)));
+  const Program program = build_program(setup);
+  for (auto _ : state) {
+    ExecutionTimes times = run_simgrid(program, setup.cluster, setup.simgrid);
+    benchmark::DoNotOptimize(times.end_s.data());
+  }
+  state.SetItemsProcessed(state.iterations() * program.size());
+  state.counters["gpus"] = static_cast<double>(state.range(0));
+  state.counters["instructions"] = program.size();
+}
+BENCHMARK(BM_SimgridOneIteration)
+    ->Arg(8)
+    ->Arg(64)
+    ->Arg(512)
+    ->Arg(1024)
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace pipetwin
