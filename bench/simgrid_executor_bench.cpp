@@ -28,6 +28,21 @@ ResolvedScenario cluster_of(int gpus) {
   return resolve_scenario(parse_scenario(text, "bench", "", false, {}));
 }
 
+// SimGrid activities one run simulates: an execution per compute instruction, a
+// communication per SEND/RECV pair, and 2(D-1) per member of a D-member ring all-reduce.
+int64_t simulated_activities(const Program& program) {
+  int64_t activities = 0;
+  for (const Instruction& instr : program.instructions) {
+    if (!is_transfer(instr.op) && !is_collective(instr.op)) ++activities;
+    if (is_send(instr.op)) ++activities;
+  }
+  for (int32_t g = 0; g < program.num_groups(); ++g) {
+    const int64_t members = static_cast<int64_t>(program.members_of_group(g).size());
+    activities += members * 2 * (members - 1);
+  }
+  return activities;
+}
+
 void BM_SimgridOneIteration(benchmark::State& state) {
   const ResolvedScenario setup = cluster_of(static_cast<int>(state.range(0)));
   const Program program = build_program(setup);
@@ -35,9 +50,11 @@ void BM_SimgridOneIteration(benchmark::State& state) {
     ExecutionTimes times = run_simgrid(program, setup.cluster, setup.simgrid);
     benchmark::DoNotOptimize(times.end_s.data());
   }
-  state.SetItemsProcessed(state.iterations() * program.size());
+  const int64_t activities = simulated_activities(program);
+  state.SetItemsProcessed(state.iterations() * activities);  // activities per second
   state.counters["gpus"] = static_cast<double>(state.range(0));
   state.counters["instructions"] = program.size();
+  state.counters["activities"] = static_cast<double>(activities);
 }
 BENCHMARK(BM_SimgridOneIteration)
     ->Arg(8)
