@@ -50,11 +50,17 @@ SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions&
   }
   // The analytic engine has no topology of its own; its traffic is shown on the links
   // the cluster's fabric would use, so that the two engines can be compared link by link.
-  const Topology topology =
-      options.engine == "simgrid"
-          ? simgrid_topology(result.program, result.setup.cluster, result.setup.simgrid)
-          : Topology::shared(result.setup.cluster);
-  result.links = link_usage(result.program, topology, result.times);
+  // A SimGrid XML platform has its own links, which pipetwin does not know: no link
+  // statistics then.
+  const bool own_platform =
+      options.engine == "simgrid" && !result.setup.cluster.simgrid_platform.empty();
+  if (!own_platform) {
+    const Topology topology =
+        options.engine == "simgrid"
+            ? simgrid_topology(result.program, result.setup.cluster, result.setup.simgrid)
+            : Topology::shared(result.setup.cluster);
+    result.links = link_usage(result.program, topology, result.times);
+  }
   result.timeline = make_timeline(result.program, result.setup.cluster, result.times, result.memory,
                                   options.engine);
   add_link_counters(result.timeline, result.links);

@@ -73,6 +73,22 @@ TEST(SimulateCli, EnginesAgreeWithoutContention) {
               1e-9 * analytic["iteration_time_s"].get<double>());
 }
 
+TEST(SimulateCli, DeviceOverridesMakeAHeterogeneousCluster) {
+  const TempDir dir;
+  const auto path = dir.write("hetero.textproto", R"(
+cluster { nodes: 1 gpus_per_node: 2 gpu { peak_tflops: 100 memory_gib: 80 }
+          intra_node { bandwidth_gbytes_per_s: 100 }
+          devices { id: 1 gpu { peak_tflops: 50 memory_gib: 40 } } }
+model { zoo { name: "mlp" layers: 4 hidden: 1024 input_dim: 1024 output_dim: 1024 } }
+training { global_batch: 64 microbatches: 8 }
+schedule { kind: ONE_F_ONE_B stages: 2 partition: [2, 2] })");
+  const nlohmann::json j = simulate_json(path.string());
+  // Same FLOPs on both stages; gpu1 has half the FLOP/s and half the memory.
+  EXPECT_NEAR(j["devices"][1]["busy_s"].get<double>(), 2 * j["devices"][0]["busy_s"].get<double>(),
+              1e-12);
+  EXPECT_EQ(j["devices"][1]["memory_capacity_bytes"].get<int64_t>(), int64_t{40} << 30);
+}
+
 TEST(SimulateCli, UniformScenarioMatchesTheClosedForm) {
   const nlohmann::json j =
       simulate_json(std::string(PIPETWIN_SOURCE_DIR) + "/scenarios/uniform.textproto");

@@ -44,6 +44,10 @@ struct ClusterSpec {
   LinkSpec inter_node;
   LinkSpec host_link;
   FabricSpec fabric;
+  // A SimGrid XML platform (resolved path) replacing the built fabric, and the host of
+  // each device on it (empty: the platform's hosts in name order).
+  std::string simgrid_platform;
+  std::vector<std::string> platform_hosts;
 
   const LinkSpec& link(int a, int b) const {
     return devices[a].node == devices[b].node ? intra_node : inter_node;

@@ -1,6 +1,7 @@
 #include "sim/scenario/resolve_scenario.h"
 
 #include <cstdio>
+#include <filesystem>
 
 #include "sim/errors.h"
 #include "sim/model/model_sources.h"
@@ -79,7 +80,22 @@ FabricSpec resolve_fabric(const Checker& check, const proto::Cluster& c) {
   return fabric;
 }
 
-ClusterSpec resolve_cluster(const Checker& check, const proto::Scenario& s) {
+std::string resolve_platform_path(const Checker& check, const LoadedScenario& loaded,
+                                  const std::string& path) {
+  if (loaded.builtin && !std::filesystem::path(path).is_absolute()) {
+    check.fail("cluster.simgrid_platform", "a built-in scenario cannot refer to a platform file");
+  }
+  const std::filesystem::path resolved = std::filesystem::path(path).is_absolute()
+                                             ? std::filesystem::path(path)
+                                             : std::filesystem::path(loaded.base_dir) / path;
+  if (!std::filesystem::is_regular_file(resolved)) {
+    check.fail("cluster.simgrid_platform", "cannot read file '" + resolved.string() + "'");
+  }
+  return resolved.string();
+}
+
+ClusterSpec resolve_cluster(const Checker& check, const LoadedScenario& loaded) {
+  const proto::Scenario& s = loaded.scenario;
   check.require(s.has_cluster(), "cluster");
   const proto::Cluster& c = s.cluster();
   check.positive(c.has_nodes(), c.nodes(), "cluster.nodes");
@@ -110,6 +126,15 @@ ClusterSpec resolve_cluster(const Checker& check, const proto::Scenario& s) {
       device.memory_bytes = c.gpu().memory_gib() * kGiB;
       cluster.devices.push_back(device);
     }
+  }
+  if (c.has_simgrid_platform()) {
+    cluster.simgrid_platform = resolve_platform_path(check, loaded, c.simgrid_platform());
+  }
+  cluster.platform_hosts.assign(c.platform_hosts().begin(), c.platform_hosts().end());
+  if (!cluster.platform_hosts.empty() && cluster.platform_hosts.size() != cluster.devices.size()) {
+    check.fail("cluster.platform_hosts", "names " + std::to_string(cluster.platform_hosts.size()) +
+                                             " hosts for " +
+                                             std::to_string(cluster.devices.size()) + " devices");
   }
   for (int i = 0; i < c.devices_size(); ++i) {
     const proto::DeviceOverride& o = c.devices(i);
@@ -259,13 +284,17 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   const proto::Scenario& s = loaded.scenario;
   ResolvedScenario setup;
   setup.name = s.has_name() ? s.name() : loaded.source_name;
-  setup.cluster = resolve_cluster(check, s);
+  setup.cluster = resolve_cluster(check, loaded);
   setup.training = resolve_training(check, s);
   setup.model = resolve_model(check, loaded);
   if (setup.model.layers.empty()) check.fail("model", "the model has no layers");
   setup.schedule = resolve_schedule(check, s, static_cast<int>(setup.model.layers.size()),
                                     static_cast<int>(setup.cluster.devices.size()), setup.training);
   setup.simgrid.exact = s.simgrid().exact();
+  if (setup.simgrid.exact && !setup.cluster.simgrid_platform.empty()) {
+    check.fail("simgrid.exact",
+               "exact mode builds its own links; it cannot use cluster.simgrid_platform");
+  }
   setup.simgrid.cfg.assign(s.simgrid().cfg().begin(), s.simgrid().cfg().end());
   return setup;
 }

@@ -1,8 +1,41 @@
 #include "sim/simgrid/s4u_platform.h"
 
+#include <algorithm>
+
+#include "sim/errors.h"
+
 namespace pipetwin {
 
 namespace sg4 = simgrid::s4u;
+
+std::vector<sg4::Host*> load_s4u_platform(sg4::Engine& engine, const ClusterSpec& cluster) {
+  try {
+    engine.load_platform(cluster.simgrid_platform);
+  } catch (const std::exception& e) {
+    throw InputError(cluster.simgrid_platform + ": not a SimGrid platform: " + e.what());
+  }
+  std::vector<sg4::Host*> all = engine.get_all_hosts();
+  std::sort(all.begin(), all.end(),
+            [](const sg4::Host* a, const sg4::Host* b) { return a->get_name() < b->get_name(); });
+  std::vector<sg4::Host*> hosts;
+  for (size_t d = 0; d < cluster.devices.size(); ++d) {
+    if (cluster.platform_hosts.empty()) {
+      if (d >= all.size()) {
+        throw InputError(cluster.simgrid_platform + ": has " + std::to_string(all.size()) +
+                         " hosts for " + std::to_string(cluster.devices.size()) + " devices");
+      }
+      hosts.push_back(all[d]);
+      continue;
+    }
+    sg4::Host* host = sg4::Host::by_name_or_null(cluster.platform_hosts[d]);
+    if (host == nullptr) {
+      throw InputError("cluster.platform_hosts[" + std::to_string(d) + "]: no host '" +
+                       cluster.platform_hosts[d] + "' in " + cluster.simgrid_platform);
+    }
+    hosts.push_back(host);
+  }
+  return hosts;
+}
 
 std::vector<sg4::Host*> build_s4u_platform(const Topology& topology, const ClusterSpec& cluster,
                                            const std::vector<std::pair<int32_t, int32_t>>& routes) {

@@ -18,4 +18,10 @@ std::vector<simgrid::s4u::Host*> build_s4u_platform(
     const Topology& topology, const ClusterSpec& cluster,
     const std::vector<std::pair<int32_t, int32_t>>& routes);
 
+// Loads cluster.simgrid_platform (a SimGrid XML file) and returns the host of each device,
+// from cluster.platform_hosts or the platform's hosts in name order. Throws InputError
+// for a host that is not there or too few hosts.
+std::vector<simgrid::s4u::Host*> load_s4u_platform(simgrid::s4u::Engine& engine,
+                                                   const ClusterSpec& cluster);
+
 }  // namespace pipetwin

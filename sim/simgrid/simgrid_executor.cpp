@@ -177,8 +177,13 @@ std::string simulate_in_this_process(const Program& program, const ClusterSpec& 
                                      const SimgridSettings& settings) {
   sg4::Engine& engine = start_engine(settings);
 
-  const Topology topology = simgrid_topology(program, cluster, settings);
-  const auto hosts = build_s4u_platform(topology, cluster, communicating_pairs(program));
+  std::vector<sg4::Host*> hosts;
+  if (cluster.simgrid_platform.empty()) {
+    const Topology topology = simgrid_topology(program, cluster, settings);
+    hosts = build_s4u_platform(topology, cluster, communicating_pairs(program));
+  } else {
+    hosts = load_s4u_platform(engine, cluster);
+  }
   LaneRunner runner(program, hosts);
   runner.start_actors();
   engine.run();
