@@ -82,8 +82,13 @@ WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
       const int32_t i = head[lane];
       if (node[i].remaining != 0) break;  // woken again when the last dependency ends
       const double t = std::max(node[i].ready, lane_free[lane]);
-      const int32_t partner = p.partner[i];
-      const int32_t group = p.group[i];
+      // Only send/recv lanes hold transfers and only collective lanes hold collectives,
+      // so the compute lane, most of the work, never reads the pairing tables.
+      const int kind = lane % kLaneCount;
+      const bool transfer_lane =
+          kind == static_cast<int>(Lane::kSend) || kind == static_cast<int>(Lane::kRecv);
+      const int32_t group = kind == static_cast<int>(Lane::kCollective) ? p.group[i] : -1;
+      const int32_t partner = transfer_lane ? p.partner[i] : -1;
       if (group >= 0) {
         node[i] = {t, -1, lane};
         const auto members = p.members_of_group(group);
@@ -105,7 +110,7 @@ WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
         node[i] = {t, -1, lane};
         break;
       }
-      const bool i_sends = lane % kLaneCount == static_cast<int>(Lane::kSend);
+      const bool i_sends = kind == static_cast<int>(Lane::kSend);
       const int32_t send = i_sends ? i : partner;
       const int32_t recv = i_sends ? partner : i;
       const double s = std::max(t, node[partner].ready);
