@@ -106,7 +106,7 @@ void print_report(std::ostream& out, const SimulationResult& result, const RunMe
   }
   std::vector<const LinkUsage*> busiest;
   for (const LinkUsage& link : result.links) busiest.push_back(&link);
-  std::sort(busiest.begin(), busiest.end(),
+  std::stable_sort(busiest.begin(), busiest.end(),
             [](const LinkUsage* a, const LinkUsage* b) { return a->busy_s > b->busy_s; });
   if (busiest.size() > 3) busiest.resize(3);
   if (!busiest.empty()) {
