@@ -55,7 +55,8 @@ TEST(Lowering, UnequalRangesGetOneTransferPerOverlap) {
   layout.stage_device = {0, 1};
   layout.fwd_ranges = {{{0, 4}, {4, 12}}, {{0, 6}, {6, 12}}};
   layout.bwd_ranges = layout.fwd_ranges;
-  layout.costs = {{1, 2, 10, 0}, {1, 2, 10, 0}};
+  const StageCost cost{CostCurve::linear(0, 1), CostCurve::linear(0, 2), 10, 0};
+  layout.costs = {cost, cost};
   layout.static_bytes = {0, 0};
   const ComputeOrder order = {
       {{Op::kFwd, 0, 0}, {Op::kFwd, 0, 1}, {Op::kBwd, 0, 0}, {Op::kBwd, 0, 1}},

@@ -2,11 +2,38 @@
 // activation bytes, link bandwidths and latencies, nodes, and the schedule kind.
 #pragma once
 
+#include <algorithm>
 #include <random>
 
 #include "sim/scenario/resolved_scenario.h"
 
 namespace pipetwin::testing {
+
+// A random composition of `batch` into at most `max_parts` positive sizes.
+inline std::vector<int32_t> random_sizes(std::mt19937& rng, int32_t batch, int32_t max_parts = 12) {
+  const int32_t parts = std::uniform_int_distribution<int32_t>(1, std::min(batch, max_parts))(rng);
+  std::vector<int32_t> cuts;  // distinct cut points in [1, batch - 1]
+  for (int32_t c = 1; c < batch; ++c) cuts.push_back(c);
+  std::shuffle(cuts.begin(), cuts.end(), rng);
+  cuts.resize(parts - 1);
+  std::sort(cuts.begin(), cuts.end());
+  std::vector<int32_t> sizes;
+  int32_t previous = 0;
+  for (int32_t c : cuts) {
+    sizes.push_back(c - previous);
+    previous = c;
+  }
+  sizes.push_back(batch - previous);
+  return sizes;
+}
+
+inline UnequalPlan random_plan(std::mt19937& rng, int32_t stages, int32_t batch) {
+  UnequalPlan plan;
+  for (int32_t s = 0; s < stages; ++s) {
+    plan.stages.push_back({random_sizes(rng, batch), random_sizes(rng, batch)});
+  }
+  return plan;
+}
 
 inline ResolvedScenario random_setup(std::mt19937& rng, proto::ScheduleKind kind) {
   auto uniform = [&](double lo, double hi) {
@@ -16,7 +43,7 @@ inline ResolvedScenario random_setup(std::mt19937& rng, proto::ScheduleKind kind
   ResolvedScenario setup;
   setup.name = "random";
   const int stages = integer(2, 6);
-  const int v = kind == proto::INTERLEAVED_ONE_F_ONE_B ? integer(2, 3) : 1;
+  const int v = kind == proto::INTERLEAVED_ONE_F_ONE_B ? integer(2, 3) : 1;  // chunks per device
   const int replicas = integer(1, 3);
   const int gpus_per_node = integer(1, stages * replicas);
   const int nodes = (stages * replicas + gpus_per_node - 1) / gpus_per_node;
@@ -48,6 +75,13 @@ inline ResolvedScenario random_setup(std::mt19937& rng, proto::ScheduleKind kind
   setup.schedule.kind = kind;
   setup.schedule.stages = stages;
   setup.schedule.virtual_stages = v;
+  if (kind == proto::UMPIPE) {
+    setup.schedule.stage_plans = random_plan(rng, stages, setup.training.global_batch / replicas);
+    for (ModelLayer& layer : setup.model.layers) {  // a fixed cost per microbatch
+      layer.fwd.fixed_s = integer(0, 1) ? uniform(0, 2e-3) : 0;
+      layer.bwd.fixed_s = integer(0, 1) ? uniform(0, 4e-3) : 0;
+    }
+  }
   return setup;
 }
 

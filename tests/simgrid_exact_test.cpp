@@ -45,7 +45,7 @@ TEST_P(SimgridExact, ReproducesAnalyticTimestampsOnRandomScenarios) {
 
 INSTANTIATE_TEST_SUITE_P(Schedules, SimgridExact,
                          ::testing::Values(proto::GPIPE, proto::ONE_F_ONE_B,
-                                           proto::INTERLEAVED_ONE_F_ONE_B),
+                                           proto::INTERLEAVED_ONE_F_ONE_B, proto::UMPIPE),
                          [](const auto& info) { return proto::ScheduleKind_Name(info.param); });
 
 }  // namespace

@@ -17,8 +17,22 @@ ModelSpec model_from_layers(const proto::Model& model, double reference_microbat
     const proto::Layer& in = model.layers(i);
     ModelLayer layer;
     layer.name = in.has_name() ? in.name() : "layer" + std::to_string(i);
+    // Three ways to give a cost (the loader checks that exactly one is used): a time for
+    // the reference microbatch, scaled linearly; fixed + per-sample; measured points.
     layer.fwd.seconds_per_sample = in.fwd_ms() * 1e-3 * per_sample;
     layer.bwd.seconds_per_sample = in.bwd_ms() * 1e-3 * per_sample;
+    if (in.has_fwd_fixed_ms() || in.has_fwd_per_sample_ms()) {
+      layer.fwd.fixed_s = in.fwd_fixed_ms() * 1e-3;
+      layer.fwd.seconds_per_sample = in.fwd_per_sample_ms() * 1e-3;
+    }
+    if (in.has_bwd_fixed_ms() || in.has_bwd_per_sample_ms()) {
+      layer.bwd.fixed_s = in.bwd_fixed_ms() * 1e-3;
+      layer.bwd.seconds_per_sample = in.bwd_per_sample_ms() * 1e-3;
+    }
+    for (const proto::CostPoint& point : in.cost_points()) {
+      layer.fwd.points.emplace_back(point.batch(), point.fwd_ms() * 1e-3);
+      layer.bwd.points.emplace_back(point.batch(), point.bwd_ms() * 1e-3);
+    }
     layer.activation_bytes_per_sample = static_cast<double>(in.activation_bytes()) * per_sample;
     // Unset stash means "keep the output", the common case for a plain layer.
     const int64_t stash = in.has_stash_bytes() ? in.stash_bytes() : in.activation_bytes();

@@ -4,22 +4,36 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "sim/model/cost_curve.h"
 
 namespace pipetwin {
 
 // Cost of one pass of a layer for b samples on a device of `device_flops` FLOP/s:
-//   seconds = b * (seconds_per_sample + flops_per_sample / device_flops)
-// Sources that measured times fill seconds_per_sample; sources that count FLOPs fill
-// flops_per_sample (device_flops already includes the zoo's efficiency factor).
+//   seconds = fixed_s + b * seconds_per_sample
+//           + (fixed_flops + b * flops_per_sample) / device_flops
+//           + measured(b)                                    (and 0 for b = 0)
+// Sources that measured times fill the seconds terms or `points`; sources that count
+// FLOPs fill the FLOP terms (device_flops already includes the zoo's efficiency factor).
+// A fixed part is what a microbatch costs whatever its size: launches, latency, a GPU
+// poorly used at small sizes.
 struct LayerCost {
   double seconds_per_sample = 0;
   double flops_per_sample = 0;
+  double fixed_s = 0;
+  double fixed_flops = 0;
+  std::vector<std::pair<double, double>> points;  // measured (batch, seconds)
 
+  CostCurve curve(double device_flops) const {
+    CostCurve c = CostCurve::linear(fixed_s + fixed_flops / device_flops,
+                                    seconds_per_sample + flops_per_sample / device_flops);
+    if (!points.empty()) c.add(CostCurve::measured(points));
+    return c;
+  }
   double seconds(double samples, double device_flops) const {
-    double per_sample = seconds_per_sample;
-    if (flops_per_sample > 0) per_sample += flops_per_sample / device_flops;
-    return samples * per_sample;
+    return curve(device_flops).seconds(samples);
   }
 };
 

@@ -166,6 +166,15 @@ ModelSpec model_from_zoo(const proto::Zoo& zoo) {
   }
   const int count = static_cast<int>(spec.layers.size());
   for (int i = 0; i + 1 < count; ++i) spec.layers[i].consumers = {i + 1};
+  if (zoo.utilization_half_batch() < 0) {
+    field_error("utilization_half_batch",
+                "must not be negative, got " + shortest(zoo.utilization_half_batch()));
+  }
+  // efficiency * b / (b + h): the time of b samples is that of b + h at full efficiency.
+  for (ModelLayer& l : spec.layers) {
+    l.fwd.fixed_flops = l.fwd.flops_per_sample * zoo.utilization_half_batch();
+    l.bwd.fixed_flops = l.bwd.flops_per_sample * zoo.utilization_half_batch();
+  }
   spec.efficiency = zoo.efficiency();
   return spec;
 }

@@ -80,9 +80,9 @@ std::optional<std::string> read_file(const fs::path& path) {
 void pin_layer_batch(proto::Scenario& scenario) {
   if (scenario.model().layers_size() == 0 || scenario.model().has_layer_batch()) return;
   const auto& t = scenario.training();
-  if (t.microbatches() > 0 && t.global_batch() > 0) {
+  if (t.microbatches() > 0 && t.global_batch() > 0 && t.data_parallel() > 0) {
     scenario.mutable_model()->set_layer_batch(static_cast<double>(t.global_batch()) /
-                                              t.microbatches());
+                                              t.data_parallel() / t.microbatches());
   }
 }
 

@@ -1,5 +1,6 @@
 #include "sim/scenario/resolve_scenario.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -182,14 +183,51 @@ TrainingSpec resolve_training(const Checker& check, const proto::Scenario& s) {
   return {t.global_batch(), t.microbatches(), t.iterations(), t.optimizer(), t.data_parallel()};
 }
 
+// A layer gives each direction's cost one way: fwd_ms (scaled linearly), fixed and/or
+// per-sample, or cost_points.
+void check_layer_cost(const Checker& check, const proto::Layer& layer, const std::string& path) {
+  const bool points = layer.cost_points_size() > 0;
+  for (const bool fwd : {true, false}) {
+    const std::string dir = fwd ? "fwd" : "bwd";
+    const bool plain = fwd ? layer.has_fwd_ms() : layer.has_bwd_ms();
+    const bool curve = fwd ? layer.has_fwd_fixed_ms() || layer.has_fwd_per_sample_ms()
+                           : layer.has_bwd_fixed_ms() || layer.has_bwd_per_sample_ms();
+    const int ways = plain + curve + points;
+    if (ways == 0) {
+      check.fail(path + "." + dir + "_ms", "missing (give " + dir + "_ms, " + dir + "_fixed_ms/" +
+                                               dir + "_per_sample_ms, or cost_points)");
+    }
+    if (ways > 1) {
+      check.fail(path + "." + dir + "_ms", "give only one of " + dir + "_ms, " + dir +
+                                               "_fixed_ms/" + dir + "_per_sample_ms, cost_points");
+    }
+    check.non_negative(fwd ? layer.fwd_ms() : layer.bwd_ms(), path + "." + dir + "_ms");
+    check.non_negative(fwd ? layer.fwd_fixed_ms() : layer.bwd_fixed_ms(),
+                       path + "." + dir + "_fixed_ms");
+    check.non_negative(fwd ? layer.fwd_per_sample_ms() : layer.bwd_per_sample_ms(),
+                       path + "." + dir + "_per_sample_ms");
+  }
+  std::vector<int> batches;
+  for (int k = 0; k < layer.cost_points_size(); ++k) {
+    const proto::CostPoint& point = layer.cost_points(k);
+    const std::string at = path + ".cost_points[" + std::to_string(k) + "]";
+    check.positive(point.has_batch(), point.batch(), at + ".batch");
+    check.require(point.has_fwd_ms(), at + ".fwd_ms");
+    check.require(point.has_bwd_ms(), at + ".bwd_ms");
+    check.non_negative(point.fwd_ms(), at + ".fwd_ms");
+    check.non_negative(point.bwd_ms(), at + ".bwd_ms");
+    if (std::find(batches.begin(), batches.end(), point.batch()) != batches.end()) {
+      check.fail(at + ".batch", "batch " + std::to_string(point.batch()) + " measured twice");
+    }
+    batches.push_back(point.batch());
+  }
+}
+
 ModelSpec resolve_layers(const Checker& check, const proto::Model& m) {
   for (int i = 0; i < m.layers_size(); ++i) {
     const proto::Layer& layer = m.layers(i);
     const std::string path = "model.layers[" + std::to_string(i) + "]";
-    check.require(layer.has_fwd_ms(), path + ".fwd_ms");
-    check.require(layer.has_bwd_ms(), path + ".bwd_ms");
-    check.non_negative(layer.fwd_ms(), path + ".fwd_ms");
-    check.non_negative(layer.bwd_ms(), path + ".bwd_ms");
+    check_layer_cost(check, layer, path);
     check.non_negative(layer.activation_bytes(), path + ".activation_bytes");
     check.non_negative(layer.parameter_bytes(), path + ".parameter_bytes");
     check.non_negative(layer.stash_bytes(), path + ".stash_bytes");
@@ -226,6 +264,40 @@ ModelSpec resolve_model(const Checker& check, const LoadedScenario& loaded) {
   }
 }
 
+UnequalPlan resolve_stage_plans(const Checker& check, const proto::Schedule& p,
+                                const TrainingSpec& training) {
+  if (p.stage_plans_size() != p.stages()) {
+    check.fail("schedule.stage_plans", "has " + std::to_string(p.stage_plans_size()) +
+                                           " entries, expected one per stage (" +
+                                           std::to_string(p.stages()) + ")");
+  }
+  const int32_t batch = training.global_batch / training.data_parallel;
+  UnequalPlan plan;
+  for (int s = 0; s < p.stage_plans_size(); ++s) {
+    StagePlan stage;
+    for (const bool forward : {true, false}) {
+      const auto& sizes =
+          forward ? p.stage_plans(s).forward_sizes() : p.stage_plans(s).backward_sizes();
+      const std::string path = "schedule.stage_plans[" + std::to_string(s) + "]." +
+                               (forward ? "forward_sizes" : "backward_sizes");
+      if (sizes.empty()) check.fail(path, "missing (required by UMPIPE)");
+      int64_t total = 0;
+      for (int k = 0; k < sizes.size(); ++k) {
+        check.positive(true, sizes[k], path + "[" + std::to_string(k) + "]");
+        total += sizes[k];
+      }
+      if (total != batch) {
+        check.fail(path, "sizes sum to " + std::to_string(total) + ", not the " +
+                             (training.data_parallel > 1 ? "replica's " : "") + "batch of " +
+                             std::to_string(batch));
+      }
+      (forward ? stage.forward_sizes : stage.backward_sizes).assign(sizes.begin(), sizes.end());
+    }
+    plan.stages.push_back(std::move(stage));
+  }
+  return plan;
+}
+
 ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, int layers,
                               int devices, const TrainingSpec& training) {
   check.require(s.has_schedule(), "schedule");
@@ -251,6 +323,11 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
     check.fail("training.microbatches",
                "interleaved 1F1B needs microbatches (" + std::to_string(training.microbatches) +
                    ") to be a multiple of schedule.stages (" + std::to_string(p.stages()) + ")");
+  }
+  if (p.kind() == proto::UMPIPE) {
+    schedule.stage_plans = resolve_stage_plans(check, p, training);
+  } else if (p.stage_plans_size() > 0) {
+    check.fail("schedule.stage_plans", "only UMPIPE schedules take stage plans");
   }
   if (schedule.chunks() > layers) {
     check.fail("schedule.stages", std::to_string(schedule.chunks()) +

@@ -8,6 +8,7 @@
 #include "scenario.pb.h"
 #include "sim/cluster/cluster_spec.h"
 #include "sim/model/model_spec.h"
+#include "sim/umpipe/unequal_plan.h"
 
 namespace pipetwin {
 
@@ -24,6 +25,7 @@ struct ScheduleSpec {
   int32_t stages = 0;              // pipeline devices
   int32_t virtual_stages = 1;      // model chunks per device
   std::vector<int32_t> partition;  // layers per chunk; empty = balance by time
+  UnequalPlan stage_plans;         // UMPIPE: each stage's forward and backward cuts
 
   int32_t chunks() const { return stages * virtual_stages; }
 };

@@ -21,10 +21,14 @@ int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk) {
 
 std::vector<int32_t> place_layers(const ResolvedScenario& setup) {
   if (!setup.schedule.partition.empty()) return setup.schedule.partition;
+  // Balance the time of one microbatch of the scenario's size: with fixed costs per
+  // microbatch, the per-sample time would weigh layers wrongly.
+  const double microbatch = static_cast<double>(setup.training.global_batch) /
+                            setup.training.data_parallel / setup.training.microbatches;
   std::vector<double> times;
   for (const ModelLayer& layer : setup.model.layers) {
-    times.push_back(layer.fwd.seconds(1, device_flops(setup, 0)) +
-                    layer.bwd.seconds(1, device_flops(setup, 0)));
+    times.push_back(layer.fwd.seconds(microbatch, device_flops(setup, 0)) +
+                    layer.bwd.seconds(microbatch, device_flops(setup, 0)));
   }
   return balanced_partition(times, setup.schedule.chunks());
 }
@@ -75,8 +79,8 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
     const int32_t last = first + layers_per_chunk[c];  // exclusive
     StageCost cost;
     for (int32_t l = first; l < last; ++l) {
-      cost.fwd_s_per_sample += layers[l].fwd.seconds(1, device_flops(setup, device));
-      cost.bwd_s_per_sample += layers[l].bwd.seconds(1, device_flops(setup, device));
+      cost.fwd.add(layers[l].fwd.curve(device_flops(setup, device)));
+      cost.bwd.add(layers[l].bwd.curve(device_flops(setup, device)));
       cost.stash_bytes_per_sample += layers[l].stash_bytes_per_sample;
       cost.gradient_bytes += layers[l].parameter_bytes;  // fp32 gradients
       for (int32_t r = 0; r < replicas; ++r) {
@@ -97,8 +101,13 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
     }
     layout.stage_device.push_back(device);
     layout.costs.push_back(cost);
-    layout.fwd_ranges.push_back(ranges);
-    layout.bwd_ranges.push_back(ranges);
+    if (setup.schedule.kind == proto::UMPIPE) {
+      layout.fwd_ranges.push_back(ranges_of(setup.schedule.stage_plans.stages[c].forward_sizes));
+      layout.bwd_ranges.push_back(ranges_of(setup.schedule.stage_plans.stages[c].backward_sizes));
+    } else {
+      layout.fwd_ranges.push_back(ranges);
+      layout.bwd_ranges.push_back(ranges);
+    }
     first = last;
   }
   return layout;
@@ -119,6 +128,15 @@ Program build_program(const ResolvedScenario& setup) {
     case proto::INTERLEAVED_ONE_F_ONE_B:
       order = interleaved_order(stages, setup.schedule.virtual_stages, microbatches);
       break;
+    case proto::UMPIPE: {
+      std::vector<int32_t> forwards, backwards;
+      for (const StagePlan& plan : setup.schedule.stage_plans.stages) {
+        forwards.push_back(static_cast<int32_t>(plan.forward_sizes.size()));
+        backwards.push_back(static_cast<int32_t>(plan.backward_sizes.size()));
+      }
+      order = flush_order(forwards, backwards);
+      break;
+    }
   }
   Program program = lower(layout, order, setup.training.iterations);
   validate_program(program);

@@ -5,10 +5,17 @@
 namespace pipetwin {
 
 ComputeOrder gpipe_order(int32_t stages, int32_t microbatches) {
+  return flush_order(std::vector<int32_t>(stages, microbatches),
+                     std::vector<int32_t>(stages, microbatches));
+}
+
+ComputeOrder flush_order(const std::vector<int32_t>& forward_counts,
+                         const std::vector<int32_t>& backward_counts) {
+  const int32_t stages = static_cast<int32_t>(forward_counts.size());
   ComputeOrder order(stages);
   for (int32_t s = 0; s < stages; ++s) {
-    for (int32_t m = 0; m < microbatches; ++m) order[s].push_back({Op::kFwd, s, m});
-    for (int32_t m = 0; m < microbatches; ++m) order[s].push_back({Op::kBwd, s, m});
+    for (int32_t m = 0; m < forward_counts[s]; ++m) order[s].push_back({Op::kFwd, s, m});
+    for (int32_t m = 0; m < backward_counts[s]; ++m) order[s].push_back({Op::kBwd, s, m});
   }
   return order;
 }

@@ -28,6 +28,11 @@ ComputeOrder gpipe_order(int32_t stages, int32_t microbatches);
 // microbatches are stashed on stage s.
 ComputeOrder one_f_one_b_order(int32_t stages, int32_t microbatches);
 
+// UMPIPE (and GPipe with unequal cuts): stage s runs its forward_counts[s] forwards, then
+// its backward_counts[s] backwards, in sample order.
+ComputeOrder flush_order(const std::vector<int32_t>& forward_counts,
+                         const std::vector<int32_t>& backward_counts);
+
 // Megatron-LM's interleaved 1F1B: `devices` devices each hold `virtual_stages` model
 // chunks; chunk c runs on device c % devices. Needs microbatches % devices == 0.
 // With one virtual stage it is plain 1F1B.

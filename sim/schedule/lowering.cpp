@@ -102,8 +102,7 @@ class Lowering {
         instr.microbatch = global_microbatch(r, a.op, a.stage, a.microbatch);
         instr.range = samples;
         instr.iteration = it;
-        const double per_sample = a.op == Op::kFwd ? cost.fwd_s_per_sample : cost.bwd_s_per_sample;
-        instr.compute_s = per_sample * samples.size();
+        instr.compute_s = (a.op == Op::kFwd ? cost.fwd : cost.bwd).seconds(samples.size());
         instr.stash_bytes = std::llround(cost.stash_bytes_per_sample * samples.size());
         const int32_t id = builder_.add(instr);
         (a.op == Op::kFwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch] = id;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/model/cost_curve.h"
 #include "sim/program/program.h"
 #include "sim/schedule/compute_order.h"
 
@@ -13,8 +14,8 @@ namespace pipetwin {
 
 // Per-sample costs of one pipeline stage (a model chunk) on its device.
 struct StageCost {
-  double fwd_s_per_sample = 0;
-  double bwd_s_per_sample = 0;
+  CostCurve fwd;  // seconds of one pass over b samples
+  CostCurve bwd;
   double output_bytes_per_sample = 0;  // activations to the next stage (and grads back)
   double stash_bytes_per_sample = 0;   // kept from FWD until BWD
   int64_t gradient_bytes = 0;          // all-reduced across data-parallel replicas
