@@ -156,6 +156,32 @@ TEST_F(ScenarioErrors, MissingScenarioFile) {
   EXPECT_THAT(r.err, HasSubstr("/no/such/file.textproto: cannot read scenario file"));
 }
 
+TEST_F(ScenarioErrors, UmpipeSizesMustSumToTheBatch) {
+  const std::string umpipe =
+      replace(kUniform, "schedule { kind: GPIPE stages: 2 }",
+              "schedule { kind: UMPIPE stages: 2\n"
+              "  stage_plans { forward_sizes: [16, 16] backward_sizes: [32] }\n"
+              "  stage_plans { forward_sizes: [8, 8, 8] backward_sizes: [32] } }");
+  expect_input_error(simulate(umpipe), "17", "schedule.stage_plans[1].forward_sizes",
+                     "sizes sum to 24, not the batch of 32");
+}
+
+TEST_F(ScenarioErrors, UmpipeSizesMustBePositive) {
+  const std::string umpipe =
+      replace(kUniform, "schedule { kind: GPIPE stages: 2 }",
+              "schedule { kind: UMPIPE stages: 2\n"
+              "  stage_plans { forward_sizes: [32, 0] backward_sizes: [32] }\n"
+              "  stage_plans { forward_sizes: [32] backward_sizes: [32] } }");
+  expect_input_error(simulate(umpipe), "16", "schedule.stage_plans[0].forward_sizes[1]",
+                     "must be positive");
+}
+
+TEST_F(ScenarioErrors, UmpipeNeedsAPlanPerStage) {
+  const std::string umpipe = replace(kUniform, "kind: GPIPE", "kind: UMPIPE");
+  expect_input_error(simulate(umpipe), "15", "schedule.stage_plans",
+                     "has 0 entries, expected one per stage (2)");
+}
+
 TEST_F(ScenarioErrors, OutOfMemoryIsARuntimeFailureAndLeavesNoTrace) {
   const std::string big = replace(kUniform, "activation_bytes: 0 parameter_bytes: 0 }\n  layers",
                                   "activation_bytes: 20000000000 parameter_bytes: 0 }\n  layers");
