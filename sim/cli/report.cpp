@@ -4,27 +4,10 @@
 #include <cstdio>
 
 #include "scenario.pb.h"
+#include "sim/cli/text_units.h"
 
 namespace pipetwin {
 namespace {
-
-std::string format(const char* pattern, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
-
-std::string seconds(double s) {
-  if (s >= 1) return format("%.3f s", s);
-  if (s >= 1e-3) return format("%.3f ms", s * 1e3);
-  return format("%.3f us", s * 1e6);
-}
-
-std::string gib(double bytes) { return format("%.2f", bytes / (1024.0 * 1024.0 * 1024.0)); }
-
-std::string pad(const std::string& text, size_t width) {
-  return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
-}
 
 bool is_oom(const SimulationResult& result, int32_t device) {
   return std::find(result.out_of_memory.begin(), result.out_of_memory.end(), device) !=
@@ -98,30 +81,31 @@ void print_report(std::ostream& out, const SimulationResult& result, const RunMe
       << "peak memory (GiB)\n";
   for (const DeviceMetrics& d : metrics.devices) {
     const DeviceSpec& spec = setup.cluster.devices[d.id];
-    out << pad(d.name, 8) << pad(std::to_string(spec.node), 6) << pad(seconds(d.busy_s), 12)
-        << pad(format("%.1f%%", d.bubble_ratio * 100), 8) << gib(d.peak_memory_bytes) << " / "
-        << gib(spec.memory_bytes) << "  at "
+    out << pad(d.name, 8) << pad(std::to_string(spec.node), 6) << pad(format_seconds(d.busy_s), 12)
+        << pad(format_number("%.1f%%", d.bubble_ratio * 100), 8) << format_gib(d.peak_memory_bytes)
+        << " / " << format_gib(spec.memory_bytes) << "  at "
         << (peak_op(result, d.id).empty() ? "start" : peak_op(result, d.id))
         << (is_oom(result, d.id) ? "  OUT OF MEMORY" : "") << "\n";
   }
   std::vector<const LinkUsage*> busiest;
   for (const LinkUsage& link : result.links) busiest.push_back(&link);
   std::stable_sort(busiest.begin(), busiest.end(),
-            [](const LinkUsage* a, const LinkUsage* b) { return a->busy_s > b->busy_s; });
+                   [](const LinkUsage* a, const LinkUsage* b) { return a->busy_s > b->busy_s; });
   if (busiest.size() > 3) busiest.resize(3);
   if (!busiest.empty()) {
     out << "\n" << pad("busiest link", 26) << pad("busy", 8) << "carried\n";
     for (const LinkUsage* link : busiest) {
       out << pad(link->name, 26)
-          << pad(format("%.1f%%", 100 * link->busy_s / metrics.makespan_s), 8)
-          << format("%.2f GB", link->bytes / 1e9) << "\n";
+          << pad(format_number("%.1f%%", 100 * link->busy_s / metrics.makespan_s), 8)
+          << format_number("%.2f GB", link->bytes / 1e9) << "\n";
     }
   }
   out << "\n"
-      << pad("iteration time", 16) << seconds(metrics.iteration_time_s) << "\n"
-      << pad("training time", 16) << seconds(metrics.makespan_s) << "\n"
-      << pad("throughput", 16) << format("%.1f samples/s", metrics.throughput_samples_per_s) << "\n"
-      << pad("bubble", 16) << format("%.1f%%", metrics.bubble_ratio * 100) << "\n";
+      << pad("iteration time", 16) << format_seconds(metrics.iteration_time_s) << "\n"
+      << pad("training time", 16) << format_seconds(metrics.makespan_s) << "\n"
+      << pad("throughput", 16) << format_number("%.1f samples/s", metrics.throughput_samples_per_s)
+      << "\n"
+      << pad("bubble", 16) << format_number("%.1f%%", metrics.bubble_ratio * 100) << "\n";
 }
 
 }  // namespace pipetwin

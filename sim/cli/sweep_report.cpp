@@ -4,20 +4,10 @@
 #include <charconv>
 #include <cstdio>
 
+#include "sim/cli/text_units.h"
+
 namespace pipetwin {
 namespace {
-
-std::string format(const char* pattern, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
-
-std::string seconds(double s) {
-  if (s >= 1) return format("%.3f s", s);
-  if (s >= 1e-3) return format("%.3f ms", s * 1e3);
-  return format("%.3f us", s * 1e6);
-}
 
 // The shortest text that reads back as the same double: unrounded, yet no noise digits.
 std::string exact(double value) {
@@ -55,10 +45,10 @@ void print_sweep_table(std::ostream& out, const std::vector<std::string>& paths,
     if (r.failed()) {
       line.insert(line.end(), 4, "-");
     } else {
-      line.push_back(seconds(r.iteration_time_s));
-      line.push_back(format("%.1f", r.throughput_samples_per_s));
-      line.push_back(format("%.1f%%", r.bubble_ratio * 100));
-      line.push_back(format("%.2f", r.peak_memory_bytes / (1024.0 * 1024.0 * 1024.0)));
+      line.push_back(format_seconds(r.iteration_time_s));
+      line.push_back(format_number("%.1f", r.throughput_samples_per_s));
+      line.push_back(format_number("%.1f%%", r.bubble_ratio * 100));
+      line.push_back(format_gib(r.peak_memory_bytes));
     }
     line.push_back(table_status(r));
     cells.push_back(std::move(line));

@@ -1,0 +1,21 @@
+// How the command line writes numbers for people: one place, so that every table reads
+// the same ("636.879 ms", "19.94", "30.2%").
+#pragma once
+
+#include <string>
+
+namespace pipetwin {
+
+// printf-style formatting of one double.
+std::string format_number(const char* pattern, double value);
+
+// "1.274 s", "636.879 ms", "12.500 us".
+std::string format_seconds(double seconds);
+
+// Bytes as GiB with two decimals, without the unit: "19.94".
+std::string format_gib(double bytes);
+
+// `text` padded with spaces to `width` (at least one space after it).
+std::string pad(const std::string& text, size_t width);
+
+}  // namespace pipetwin
