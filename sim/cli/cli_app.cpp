@@ -14,6 +14,7 @@ int run_cli(int argc, char** argv) {
   add_simulate_command(app);
   add_trace_command(app);
   add_sweep_command(app);
+  add_plan_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

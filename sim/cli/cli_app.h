@@ -12,5 +12,6 @@ int run_cli(int argc, char** argv);
 void add_simulate_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
 }  // namespace pipetwin
