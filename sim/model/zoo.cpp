@@ -171,9 +171,15 @@ ModelSpec model_from_zoo(const proto::Zoo& zoo) {
                 "must not be negative, got " + shortest(zoo.utilization_half_batch()));
   }
   // efficiency * b / (b + h): the time of b samples is that of b + h at full efficiency.
+  if (zoo.launch_overhead_us() < 0) {
+    field_error("launch_overhead_us",
+                "must not be negative, got " + shortest(zoo.launch_overhead_us()));
+  }
   for (ModelLayer& l : spec.layers) {
     l.fwd.fixed_flops = l.fwd.flops_per_sample * zoo.utilization_half_batch();
     l.bwd.fixed_flops = l.bwd.flops_per_sample * zoo.utilization_half_batch();
+    l.fwd.fixed_s = zoo.launch_overhead_us() * 1e-6;
+    l.bwd.fixed_s = 2 * zoo.launch_overhead_us() * 1e-6;
   }
   spec.efficiency = zoo.efficiency();
   return spec;
