@@ -9,6 +9,7 @@
 #include <random>
 
 #include "cli_runner.h"
+#include "sim/model/model_sources.h"
 
 namespace pipetwin {
 namespace {
@@ -102,6 +103,34 @@ TEST(CostCurveScenario, RepeatedMeasuredBatchIsAnError) {
   const testing::CliResult r = testing::run_pipetwin("simulate " + path.string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("model.layers[1].cost_points[1].batch: batch 2 measured twice"));
+}
+
+}  // namespace
+}  // namespace pipetwin
+
+namespace pipetwin {
+namespace {
+
+TEST(ZooCostCurve, UtilisationAndLaunchOverheadAreFixedCostsPerMicrobatch) {
+  proto::Zoo zoo;
+  zoo.set_name("mlp");
+  zoo.set_layers(2);
+  zoo.set_hidden(256);
+  zoo.set_input_dim(256);
+  zoo.set_output_dim(256);
+  zoo.set_utilization_half_batch(4);
+  zoo.set_launch_overhead_us(50);
+  const ModelSpec spec = model_from_zoo(zoo);
+  const double flops = 2.0 * 256 * 256;
+  for (const ModelLayer& layer : spec.layers) {
+    EXPECT_DOUBLE_EQ(layer.fwd.flops_per_sample, flops);
+    EXPECT_DOUBLE_EQ(layer.fwd.fixed_flops, 4 * flops);
+    EXPECT_DOUBLE_EQ(layer.fwd.fixed_s, 50e-6);
+    EXPECT_DOUBLE_EQ(layer.bwd.fixed_s, 100e-6);
+    // b samples at efficiency * b / (b + 4): the time of b + 4 samples, plus the launch.
+    const double device = 1e12;
+    EXPECT_NEAR(layer.fwd.seconds(4, device), 8 * flops / device + 50e-6, 1e-18);
+  }
 }
 
 }  // namespace
