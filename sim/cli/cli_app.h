@@ -3,6 +3,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 namespace pipetwin {
 
@@ -13,5 +15,8 @@ void add_simulate_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
+// `argv` is the whole command line: the local launcher runs it again as each rank.
+void add_run_command(CLI::App& app, const std::vector<std::string>& argv);
 
 }  // namespace pipetwin

@@ -364,6 +364,7 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   setup.cluster = resolve_cluster(check, loaded);
   setup.training = resolve_training(check, s);
   setup.model = resolve_model(check, loaded);
+  if (s.model().has_zoo()) setup.zoo = s.model().zoo();
   if (setup.model.layers.empty()) check.fail("model", "the model has no layers");
   setup.schedule = resolve_schedule(check, s, static_cast<int>(setup.model.layers.size()),
                                     static_cast<int>(setup.cluster.devices.size()), setup.training);

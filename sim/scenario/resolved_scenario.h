@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,8 @@ struct ResolvedScenario {
   TrainingSpec training;
   ScheduleSpec schedule;
   SimgridSettings simgrid;
+  // The zoo architecture, when the model is one: real backends build it as modules.
+  std::optional<proto::Zoo> zoo;
 };
 
 }  // namespace pipetwin

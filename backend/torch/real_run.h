@@ -1,0 +1,55 @@
+// Running a Program for real: one OS process per rank, LibTorch stages, c10d Gloo
+// point-to-point. Torch-free on purpose: the CLI includes this, torch stays in backend/.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/exec/execution_times.h"
+#include "sim/program/program.h"
+#include "sim/scenario/resolved_scenario.h"
+
+namespace pipetwin {
+
+// What a rank learns from its environment, as torchrun, srun or mpirun set it (or the
+// local launcher): RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_RANK.
+struct RankEnvironment {
+  int rank = 0;
+  int world_size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  int local_rank = 0;
+};
+
+// True when RANK is set: this process is one rank of a launched job.
+bool launched_as_rank();
+// Reads and checks the variables; throws InputError naming the variable at fault.
+RankEnvironment rank_environment();
+
+struct RealRunOptions {
+  double timeout_s = 60;  // any wait longer than this fails the run
+  uint64_t seed = 1;      // model initialisation and data
+};
+
+struct RealRunResult {
+  ExecutionTimes times;         // every instruction, on rank 0's clock
+  std::vector<double> losses;   // mean training loss of each iteration
+  std::vector<double> weights;  // per layer: sum of its parameters after training
+  double clock_offset_s = 0;    // this rank's measured offset to rank 0
+};
+
+// Runs this rank's part of `program`; every rank returns the merged result. Throws
+// RuntimeFailure naming the rank and the instruction it waited on.
+RealRunResult run_as_rank(const ResolvedScenario& setup, const Program& program,
+                          const RankEnvironment& env, const RealRunOptions& options);
+
+// The same training in one process, without a pipeline: every microbatch through the
+// whole model in order, gradients accumulated over the minibatch. The correctness
+// reference the pipeline must equal.
+RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions& options);
+
+// Why this scenario cannot run for real, or "" if it can.
+std::string real_run_unsupported(const ResolvedScenario& setup, const Program& program);
+
+}  // namespace pipetwin

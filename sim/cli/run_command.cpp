@@ -1,0 +1,136 @@
+// `pipetwin run SCENARIO [--nproc N] [--timeline FILE] [--trace FILE.json] [--json]
+//                        [--set PATH=VALUE]... [--timeout S] [--reference]`
+// The same Program on real LibTorch ranks. Without RANK in the environment it spawns the
+// ranks itself on 127.0.0.1; under torchrun, srun or mpirun each process is one rank.
+#include <iostream>
+#include <memory>
+
+#include "analysis/metrics.h"
+#include "backend/torch/local_launcher.h"
+#include "backend/torch/real_run.h"
+#include "sim/cli/cli_app.h"
+#include "sim/cli/report.h"
+#include "sim/errors.h"
+#include "sim/exec/make_timeline.h"
+#include "sim/scenario/resolve_scenario.h"
+#include "sim/schedule/build_program.h"
+#include "traces/atomic_file.h"
+#include "traces/chrome_trace.h"
+#include "traces/timeline_proto_io.h"
+
+namespace pipetwin {
+namespace {
+
+struct RunArgs {
+  std::string scenario;
+  int nproc = 0;
+  std::string trace_path;
+  std::string timeline_path;
+  std::vector<std::string> overrides;
+  bool json = false;
+  bool reference = false;
+  double timeout_s = 60;
+  uint64_t seed = 1;
+};
+
+nlohmann::json numbers(const std::vector<double>& values) {
+  nlohmann::json list = nlohmann::json::array();
+  for (double v : values) list.push_back(v);
+  return list;
+}
+
+#ifdef PIPETWIN_HAS_TORCH
+
+void report(const RunArgs& args, const ResolvedScenario& setup, const Program& program,
+            const RealRunResult& run) {
+  SimulationResult result;
+  result.setup = setup;
+  result.program = program;
+  result.times = run.times;
+  result.memory = memory_curve(program, run.times);
+  result.timeline = make_timeline(program, setup.cluster, run.times, result.memory, "torch");
+  const RunMetrics metrics =
+      compute_metrics(result.timeline, setup.training.iterations, setup.training.global_batch);
+  if (!args.trace_path.empty()) {
+    write_file_atomically(args.trace_path,
+                          [&](std::ostream& out) { write_chrome_trace(result.timeline, out); });
+  }
+  if (!args.timeline_path.empty()) write_timeline_file(result.timeline, args.timeline_path);
+  if (args.json) {
+    nlohmann::json j = report_json(result, metrics);
+    j["losses"] = numbers(run.losses);
+    j["layer_weight_sums"] = numbers(run.weights);
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  print_report(std::cout, result, metrics);
+  std::cout << "losses         ";
+  for (double loss : run.losses) std::cout << " " << loss;
+  std::cout << "\n";
+}
+
+void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
+  const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
+  const ResolvedScenario setup = resolve_scenario(loaded);
+  RealRunOptions options;
+  options.timeout_s = args.timeout_s;
+  options.seed = args.seed;
+  if (args.reference) {
+    if (!setup.zoo || setup.training.data_parallel > 1) {
+      throw InputError("--reference needs a zoo model and one pipeline");
+    }
+    const RealRunResult run = run_reference(setup, options);
+    nlohmann::json j = {{"losses", numbers(run.losses)},
+                        {"layer_weight_sums", numbers(run.weights)}};
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  const Program program = build_program(setup);
+  if (const std::string why = real_run_unsupported(setup, program); !why.empty()) {
+    throw InputError(loaded.source_name + ": " + why);
+  }
+  if (!launched_as_rank()) {
+    const int nproc = args.nproc > 0 ? args.nproc : program.num_devices;
+    if (nproc != program.num_devices) {
+      throw InputError("--nproc " + std::to_string(nproc) + ": the schedule needs " +
+                       std::to_string(program.num_devices) + " ranks");
+    }
+    const LaunchResult launched = launch_local_ranks(argv, nproc, args.timeout_s);
+    if (launched.exit_code == 2) throw InputError(launched.failure);
+    if (launched.exit_code != 0) throw RuntimeFailure(launched.failure);
+    return;
+  }
+  const RankEnvironment env = rank_environment();
+  const RealRunResult run = run_as_rank(setup, program, env, options);
+  if (env.rank == 0) report(args, setup, program, run);
+}
+
+#else
+
+void run_command(const RunArgs&, const std::vector<std::string>&) {
+  throw RuntimeFailure(
+      "this pipetwin was built without LibTorch (libtorch-dev), so it cannot run on real "
+      "devices; `make deps` installs it, then rebuild");
+}
+
+#endif
+
+}  // namespace
+
+void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand("run", "run a scenario on real LibTorch ranks");
+  cmd->add_option("scenario", args->scenario, "scenario .textproto or builtin:NAME");
+  cmd->add_option("--nproc", args->nproc, "ranks to spawn locally (default: one per device)");
+  cmd->add_option("--trace", args->trace_path, "write a Chrome/Perfetto trace (JSON)");
+  cmd->add_option("--timeline", args->timeline_path, "write the measured timeline (protobuf)");
+  cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");
+  cmd->add_option("--timeout", args->timeout_s, "seconds any wait may take")->default_val(60);
+  cmd->add_option("--seed", args->seed, "seed of the weights and the data")->default_val(1);
+  cmd->add_flag("--json", args->json, "print one JSON object");
+  cmd->add_flag("--reference", args->reference,
+                "train in one process without a pipeline (the correctness reference)");
+  cmd->callback([args, argv] { run_command(*args, argv); });
+}
+
+}  // namespace pipetwin
