@@ -58,8 +58,9 @@ LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc,
 
   LaunchResult result;
   int running = nproc;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s + 30);
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(timeout_s + 30));
   auto kill_all = [&] {
     for (pid_t p : pids) {
       if (p > 0) ::kill(p, SIGTERM);
@@ -78,10 +79,12 @@ LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc,
     const pid_t done = ::waitpid(-1, &status, WNOHANG);
     if (done <= 0) {
       if (std::chrono::steady_clock::now() > deadline) {
-        result.exit_code = 1;
-        result.failure = "the ranks did not finish within " + std::to_string(timeout_s + 30) + " s";
-        kill_all();
-        return result;
+        if (result.failure.empty()) {
+          result.exit_code = 1;
+          result.failure =
+              "the ranks did not finish within " + std::to_string(timeout_s + 30) + " s";
+        }
+        break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
@@ -92,16 +95,19 @@ LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc,
     pids[rank] = -1;
     --running;
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (code != 0) {
+    if (code != 0 && result.failure.empty()) {
       result.exit_code = code == 2 ? 2 : 1;
       result.failure =
           "rank " + std::to_string(rank) +
           (WIFEXITED(status) ? " exited with code " + std::to_string(code)
                              : std::string(" was killed by ") + strsignal(WTERMSIG(status)));
-      kill_all();
-      return result;
+      // Give the others a moment to notice and say what they were waiting on; then
+      // kill_all() below makes sure none is left.
+      const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      if (grace < deadline) deadline = grace;
     }
   }
+  kill_all();
   return result;
 }
 

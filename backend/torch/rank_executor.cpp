@@ -2,6 +2,8 @@
 // on this thread, send and recv on their own threads so that communication overlaps
 // compute, as the design's lanes say), recording every instruction's start and end.
 #include <chrono>
+#include <csignal>
+#include <cstdlib>
 #include <condition_variable>
 #include <exception>
 #include <map>
@@ -101,6 +103,15 @@ class RankExecutor {
       stages_[s] = zoo_layers(*setup.zoo, layers_[s].first, layers_[s].second, options.seed);
       optimizers_[s] = make_optimizer(setup.training.optimizer, stages_[s]->parameters());
     }
+    // Fault injection for tests: PIPETWIN_CRASH_AT="rank:k" kills that rank just before
+    // it runs the k-th instruction of its compute lane.
+    if (const char* crash = std::getenv("PIPETWIN_CRASH_AT")) {
+      const std::string spec = crash;
+      const size_t colon = spec.find(':');
+      if (colon != std::string::npos && std::stoi(spec.substr(0, colon)) == env_.rank) {
+        crash_at_ = std::stoi(spec.substr(colon + 1));
+      }
+    }
     losses_.assign(p_.iterations, 0.0);
     times_.start_s.assign(p_.size(), 0.0);
     times_.end_s.assign(p_.size(), 0.0);
@@ -184,6 +195,9 @@ class RankExecutor {
 
   void execute(int32_t i) {
     const Instruction& ins = p_.instructions[i];
+    if (ins.lane() == Lane::kCompute && i - p_.lane_begin[lane_id(Lane::kCompute)] == crash_at_) {
+      ::raise(SIGKILL);  // fault injection (PIPETWIN_CRASH_AT)
+    }
     switch (ins.op) {
       case Op::kFwd:
         return forward(i);
@@ -394,6 +408,7 @@ class RankExecutor {
   std::mutex mutex_;
   std::condition_variable wakeup_;
   std::exception_ptr failure_;
+  int32_t crash_at_ = -1;
 };
 
 }  // namespace

@@ -132,7 +132,10 @@ nlohmann::json comparison_json(const TimelineComparison& c, const CompareArgs& a
 }
 
 std::string percent(double ratio) { return format_number("%.2f%%", 100 * ratio); }
-std::string signed_percent(double ratio) { return format_number("%+.2f%%", 100 * ratio); }
+// Rounding noise (-1e-16) reads "+0.00%", not "-0.00%".
+std::string signed_percent(double ratio) {
+  return format_number("%+.2f%%", std::abs(ratio) < 5e-5 ? 0.0 : 100 * ratio);
+}
 std::string signed_seconds(double s) { return (s < 0 ? "-" : "+") + format_seconds(std::abs(s)); }
 
 // B's duration against A's, signed: "+10.00%".
