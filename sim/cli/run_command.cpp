@@ -2,6 +2,7 @@
 //                        [--set PATH=VALUE]... [--timeout S] [--reference]`
 // The same Program on real LibTorch ranks. Without RANK in the environment it spawns the
 // ranks itself on 127.0.0.1; under torchrun, srun or mpirun each process is one rank.
+// Built into `pipetwin-torch` only (see sim/CMakeLists.txt).
 #include <iostream>
 #include <memory>
 
@@ -38,8 +39,6 @@ nlohmann::json numbers(const std::vector<double>& values) {
   for (double v : values) list.push_back(v);
   return list;
 }
-
-#ifdef PIPETWIN_HAS_TORCH
 
 void report(const RunArgs& args, const ResolvedScenario& setup, const Program& program,
             const RealRunResult& run) {
@@ -104,16 +103,6 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
   const RealRunResult run = run_as_rank(setup, program, env, options);
   if (env.rank == 0) report(args, setup, program, run);
 }
-
-#else
-
-void run_command(const RunArgs&, const std::vector<std::string>&) {
-  throw RuntimeFailure(
-      "this pipetwin was built without LibTorch (libtorch-dev), so it cannot run on real "
-      "devices; `make deps` installs it, then rebuild");
-}
-
-#endif
 
 }  // namespace
 

@@ -1,0 +1,39 @@
+// `pipetwin run ...` in the binary without LibTorch: hands the whole command line over
+// to `pipetwin-torch` next to this executable, which has the real backend. Keeping torch
+// out of `pipetwin` keeps every other command starting in milliseconds.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "sim/cli/cli_app.h"
+#include "sim/errors.h"
+
+namespace pipetwin {
+
+void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
+  CLI::App* cmd = app.add_subcommand("run", "run a scenario on real LibTorch ranks");
+  cmd->prefix_command();  // every argument belongs to pipetwin-torch
+  cmd->set_help_flag();   // --help too
+  cmd->callback([argv] {
+    std::error_code error;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+    const std::filesystem::path torch_binary = self.parent_path() / "pipetwin-torch";
+    if (error || !std::filesystem::exists(torch_binary)) {
+      throw RuntimeFailure(
+          "this pipetwin was built without LibTorch, so it cannot run on real devices: "
+          "install libtorch-dev (make deps) and rebuild to get " +
+          torch_binary.string());
+    }
+    std::vector<std::string> args = argv;
+    args[0] = torch_binary.string();
+    std::vector<char*> raw;
+    for (std::string& a : args) raw.push_back(a.data());
+    raw.push_back(nullptr);
+    ::execv(torch_binary.c_str(), raw.data());
+    throw RuntimeFailure("cannot start " + torch_binary.string() + ": " + std::strerror(errno));
+  });
+}
+
+}  // namespace pipetwin
