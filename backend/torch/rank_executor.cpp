@@ -2,9 +2,9 @@
 // on this thread, send and recv on their own threads so that communication overlaps
 // compute, as the design's lanes say), recording every instruction's start and end.
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
-#include <condition_variable>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -251,11 +251,21 @@ class RankExecutor {
   void forward(int32_t i) {
     const Instruction& ins = p_.instructions[i];
     torch::Tensor input = ins.stage == 0
-                              ? rows(task_.inputs(ins.iteration), {0, p_.global_batch}, ins.range)
+                              ? rows(data(ins.iteration).first, {0, p_.global_batch}, ins.range)
                               : gather_pieces(i, Op::kRecvAct);
     input = input.detach().requires_grad_(ins.stage > 0);
     inputs_[i] = input;
     produced_[i] = stages_.at(ins.stage)->forward(input);
+  }
+
+  // An iteration's minibatch, made once (by the first FWD or loss that needs it) and kept
+  // until the next iteration's, so that microbatches only slice it.
+  const std::pair<torch::Tensor, torch::Tensor>& data(int iteration) {
+    if (data_iteration_ != iteration) {
+      data_ = {task_.inputs(iteration), task_.targets(iteration)};
+      data_iteration_ = iteration;
+    }
+    return data_;
   }
 
   // The FWD of the same stage and samples: backward ranges equal forward ranges here.
@@ -274,7 +284,7 @@ class RankExecutor {
     const torch::Tensor& output = produced_[f];
     if (ins.stage == p_.num_stages - 1) {
       const torch::Tensor target =
-          rows(task_.targets(ins.iteration), {0, p_.global_batch}, ins.range);
+          rows(data(ins.iteration).second, {0, p_.global_batch}, ins.range);
       // Mean over the minibatch: each microbatch weighs by its share of samples.
       const double share = static_cast<double>(ins.range.size()) / p_.global_batch;
       const torch::Tensor loss = torch::mse_loss(output, target) * share;
@@ -384,6 +394,18 @@ class RankExecutor {
     const double* merged = buffer[0].data_ptr<double>();
     result.times.start_s.assign(merged, merged + n);
     result.times.end_s.assign(merged + n, merged + 2 * n);
+    // A transfer is a rendezvous: it starts when both ends have been posted and ends when
+    // the data has arrived. Each rank saw only its own end, so both ends get the pair's
+    // start and end, as the simulators record them (a RECV posted early waits; that wait
+    // is idle time, not transfer time).
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t j = p_.partner[i];
+      if (j < 0 || !is_send(p_.instructions[i].op)) continue;
+      const double start = std::max(result.times.start_s[i], result.times.start_s[j]);
+      const double end = std::max(result.times.end_s[i], result.times.end_s[j]);
+      result.times.start_s[i] = result.times.start_s[j] = start;
+      result.times.end_s[i] = result.times.end_s[j] = end;
+    }
     result.losses.assign(merged + 2 * n, merged + 2 * n + p_.iterations);
     result.weights.assign(merged + 2 * n + p_.iterations, merged + 2 * n + p_.iterations + layers);
     return result;
@@ -409,6 +431,8 @@ class RankExecutor {
   std::condition_variable wakeup_;
   std::exception_ptr failure_;
   int32_t crash_at_ = -1;
+  std::pair<torch::Tensor, torch::Tensor> data_;
+  int data_iteration_ = -1;
 };
 
 }  // namespace

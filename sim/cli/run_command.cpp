@@ -106,7 +106,10 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
 
 }  // namespace
 
+void add_profile_command(CLI::App& app);  // profile_command.cpp, also torch-only
+
 void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
+  add_profile_command(app);
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand("run", "run a scenario on real LibTorch ranks");
   cmd->add_option("scenario", args->scenario, "scenario .textproto or builtin:NAME");

@@ -12,8 +12,11 @@
 
 namespace pipetwin {
 
-void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
-  CLI::App* cmd = app.add_subcommand("run", "run a scenario on real LibTorch ranks");
+namespace {
+
+void add_forwarded(CLI::App& app, const std::string& name, const std::string& description,
+                   const std::vector<std::string>& argv) {
+  CLI::App* cmd = app.add_subcommand(name, description);
   cmd->prefix_command();  // every argument belongs to pipetwin-torch
   cmd->set_help_flag();   // --help too
   cmd->callback([argv] {
@@ -34,6 +37,13 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
     ::execv(torch_binary.c_str(), raw.data());
     throw RuntimeFailure("cannot start " + torch_binary.string() + ": " + std::strerror(errno));
   });
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
+  add_forwarded(app, "run", "run a scenario on real LibTorch ranks", argv);
+  add_forwarded(app, "profile", "measure per-layer costs with LibTorch", argv);
 }
 
 }  // namespace pipetwin
