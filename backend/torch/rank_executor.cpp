@@ -401,8 +401,11 @@ class RankExecutor {
     for (int32_t i = 0; i < n; ++i) {
       const int32_t j = p_.partner[i];
       if (j < 0 || !is_send(p_.instructions[i].op)) continue;
-      const double start = std::max(result.times.start_s[i], result.times.start_s[j]);
-      const double end = std::max(result.times.end_s[i], result.times.end_s[j]);
+      // j is the RECV: its end is when the data was there. (The SEND may return later,
+      // when the transport acknowledges; and clock offsets are only estimates.)
+      const double end = result.times.end_s[j];
+      const double start =
+          std::min(end, std::max(result.times.start_s[i], result.times.start_s[j]));
       result.times.start_s[i] = result.times.start_s[j] = start;
       result.times.end_s[i] = result.times.end_s[j] = end;
     }
