@@ -285,7 +285,9 @@ TEST(StackedTimeline, BothSidesWithDistinctDevicesNodesFlowsAndLinks) {
     const Span& s = t.spans[i];
     const bool from_b = i >= 24;
     EXPECT_EQ(s.device >= 2, from_b) << i;
-    if (s.peer_device >= 0) EXPECT_EQ(s.peer_device >= 2, from_b) << i;
+    if (s.peer_device >= 0) {
+      EXPECT_EQ(s.peer_device >= 2, from_b) << i;
+    }
     if (s.flow_id != 0) (from_b ? b_flows : a_flows).insert(s.flow_id);
   }
   EXPECT_EQ(a_flows.size(), 4u);
