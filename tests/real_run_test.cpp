@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -151,6 +152,36 @@ TEST(RealRunFaults, ModelsWithoutModulesAreRejected) {
   const CliResult r = run_pipetwin("run builtin:uniform");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("builds zoo models"));
+}
+
+}  // namespace
+}  // namespace pipetwin
+
+namespace pipetwin {
+namespace {
+
+TEST(RealRunMeasure, ProfileAndCalibrateWriteScenariosTheSimulatorsRun) {
+  SKIP_WITHOUT_TORCH();
+  const TempDir dir;
+  const auto profiled = (dir.path() / "profiled.textproto").string();
+  const auto calibrated = (dir.path() / "calibrated.textproto").string();
+  const CliResult p = run_pipetwin(std::string("profile ") + kScenario +
+                                   " --batches 1,4,8 --repeats 3 -o " + profiled);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const std::string text = testing::read_all(profiled);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n') > 20, true);
+  EXPECT_THAT(text, HasSubstr("cost_points"));
+  EXPECT_THAT(text, HasSubstr("optim_ms"));
+  EXPECT_THAT(text, HasSubstr("partition: 2"));  // the placement is written out
+  const CliResult c =
+      run_pipetwin("calibrate " + profiled + " --sizes 4096,65536,1048576 -o " + calibrated);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_THAT(c.err, HasSubstr("fit: latency"));
+  const CliResult s = run_pipetwin("simulate " + calibrated + " --json");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const nlohmann::json j = nlohmann::json::parse(s.out);
+  EXPECT_GT(j["iteration_time_s"].get<double>(), 0);
+  EXPECT_EQ(j["stages"], 2);
 }
 
 }  // namespace

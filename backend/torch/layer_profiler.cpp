@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "backend/torch/optimizers.h"
 #include "backend/torch/torch_pch.h"
 #include "backend/torch/zoo_modules.h"
 #include "sim/errors.h"
@@ -62,6 +63,15 @@ std::vector<LayerProfile> profile_layers(const ResolvedScenario& setup,
       profile.fwd_s.emplace_back(b, median(fwd));
       profile.bwd_s.emplace_back(b, median(bwd));
     }
+    // The optimizer step, with the gradients the passes above left behind.
+    auto optimizer = make_optimizer(setup.training.optimizer, layer->parameters());
+    std::vector<double> steps;
+    for (int k = 0; k < warmup + repeats; ++k) {
+      const auto start = std::chrono::steady_clock::now();
+      optimizer->step();
+      if (k >= warmup) steps.push_back(seconds_since(start));
+    }
+    profile.optim_s = median(steps);
     profiles.push_back(std::move(profile));
   }
   return profiles;

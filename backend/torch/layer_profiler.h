@@ -18,6 +18,7 @@ struct LayerProfile {
   std::vector<std::pair<int, double>> bwd_s;
   int64_t activation_bytes_per_sample = 0;  // the layer's output
   int64_t parameter_bytes = 0;
+  double optim_s = 0;  // median optimizer step over the layer's parameters
 };
 
 // Throws InputError for a model the backend cannot build.

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <thread>
 
+#include "backend/torch/gloo_group.h"
+#include "backend/torch/optimizers.h"
 #include "backend/torch/real_run.h"
 #include "backend/torch/synthetic_task.h"
 #include "backend/torch/torch_pch.h"
@@ -23,20 +25,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
-
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(proto::Optimizer kind,
-                                                        std::vector<torch::Tensor> params) {
-  switch (kind) {
-    case proto::SGD:
-      return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(0.05));
-    case proto::MOMENTUM:
-      return std::make_unique<torch::optim::SGD>(params,
-                                                 torch::optim::SGDOptions(0.05).momentum(0.9));
-    case proto::ADAM:
-      return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(1e-3));
-  }
-  return nullptr;
-}
 
 // Layer ranges of each pipeline stage, as the scheduler placed them.
 std::vector<std::pair<int, int>> stage_layers(const ResolvedScenario& setup) {
@@ -54,32 +42,6 @@ double parameter_sum(torch::nn::Module& layer) {
   double sum = 0;
   for (const auto& p : layer.parameters()) sum += p.sum().item<double>();
   return sum;
-}
-
-c10::intrusive_ptr<c10d::ProcessGroupGloo> connect(const RankEnvironment& env, double timeout_s) {
-  c10d::TCPStoreOptions store_options;
-  store_options.port = static_cast<uint16_t>(env.master_port);
-  store_options.isServer = env.rank == 0;
-  store_options.numWorkers = env.world_size;
-  store_options.waitWorkers = false;
-  store_options.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-  c10::intrusive_ptr<c10d::Store> store;
-  try {
-    store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
-  } catch (const std::exception& e) {
-    throw RuntimeFailure("rank " + std::to_string(env.rank) + ": cannot reach the master at " +
-                         env.master_addr + ":" + std::to_string(env.master_port) + ": " + e.what());
-  }
-  auto options = c10d::ProcessGroupGloo::Options::create(
-      std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
-  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(
-      env.master_addr == "localhost" ? "127.0.0.1" : env.master_addr));
-  try {
-    return c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
-  } catch (const std::exception& e) {
-    throw RuntimeFailure("rank " + std::to_string(env.rank) + ": rendezvous of " +
-                         std::to_string(env.world_size) + " ranks failed: " + e.what());
-  }
 }
 
 class RankExecutor {

@@ -38,6 +38,7 @@ proto::Scenario profiled_scenario(const LoadedScenario& loaded, const ResolvedSc
     layer->set_name(p.name);
     layer->set_activation_bytes(p.activation_bytes_per_sample);
     layer->set_parameter_bytes(p.parameter_bytes);
+    layer->set_optim_ms(p.optim_s * 1e3);
     for (size_t k = 0; k < p.fwd_s.size(); ++k) {
       proto::CostPoint* point = layer->add_cost_points();
       point->set_batch(p.fwd_s[k].first);

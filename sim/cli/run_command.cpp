@@ -106,10 +106,13 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
 
 }  // namespace
 
-void add_profile_command(CLI::App& app);  // profile_command.cpp, also torch-only
+// Also torch-only: profile_command.cpp, calibrate_command.cpp.
+void add_profile_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app, const std::vector<std::string>& argv);
 
 void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   add_profile_command(app);
+  add_calibrate_command(app, argv);
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand("run", "run a scenario on real LibTorch ranks");
   cmd->add_option("scenario", args->scenario, "scenario .textproto or builtin:NAME");

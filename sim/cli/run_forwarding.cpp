@@ -44,6 +44,7 @@ void add_forwarded(CLI::App& app, const std::string& name, const std::string& de
 void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   add_forwarded(app, "run", "run a scenario on real LibTorch ranks", argv);
   add_forwarded(app, "profile", "measure per-layer costs with LibTorch", argv);
+  add_forwarded(app, "calibrate", "measure the links between ranks", argv);
 }
 
 }  // namespace pipetwin

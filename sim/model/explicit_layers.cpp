@@ -37,6 +37,7 @@ ModelSpec model_from_layers(const proto::Model& model, double reference_microbat
     // Unset stash means "keep the output", the common case for a plain layer.
     const int64_t stash = in.has_stash_bytes() ? in.stash_bytes() : in.activation_bytes();
     layer.stash_bytes_per_sample = static_cast<double>(stash) * per_sample;
+    layer.optim_seconds = in.optim_ms() * 1e-3;
     // Weights do not scale with the batch.
     layer.parameter_bytes = in.parameter_bytes();
     if (i + 1 < n) layer.consumers = {i + 1};

@@ -44,6 +44,7 @@ struct ModelLayer {
   double activation_bytes_per_sample = 0;  // this layer's output
   double stash_bytes_per_sample = 0;       // what the backward needs kept
   int64_t parameter_bytes = 0;             // fp32 weights
+  double optim_seconds = 0;                // the optimizer step over them
   // Indices (into ModelSpec::layers) of the later layers that read this layer's output.
   // A chain has {i + 1}; a DAG (ResNet branches) may have several. The bytes crossing a
   // cut between layer k and k+1 are the outputs of layers <= k read by a layer > k.

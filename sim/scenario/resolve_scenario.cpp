@@ -228,6 +228,7 @@ ModelSpec resolve_layers(const Checker& check, const proto::Model& m) {
     const proto::Layer& layer = m.layers(i);
     const std::string path = "model.layers[" + std::to_string(i) + "]";
     check_layer_cost(check, layer, path);
+    check.non_negative(layer.optim_ms(), path + ".optim_ms");
     check.non_negative(layer.activation_bytes(), path + ".activation_bytes");
     check.non_negative(layer.parameter_bytes(), path + ".parameter_bytes");
     check.non_negative(layer.stash_bytes(), path + ".stash_bytes");

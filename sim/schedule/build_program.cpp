@@ -83,6 +83,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.bwd.add(layers[l].bwd.curve(device_flops(setup, device)));
       cost.stash_bytes_per_sample += layers[l].stash_bytes_per_sample;
       cost.gradient_bytes += layers[l].parameter_bytes;  // fp32 gradients
+      cost.optim_s += layers[l].optim_seconds;
       for (int32_t r = 0; r < replicas; ++r) {
         layout.static_bytes[device + r * layout.devices_per_replica] +=
             resident * layers[l].parameter_bytes;

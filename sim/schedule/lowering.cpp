@@ -135,6 +135,7 @@ class Lowering {
           after = id;
         }
         update.op = Op::kOptim;
+        update.compute_s = layout_.costs[s].optim_s;
         const int32_t optim = builder_.add(update);
         if (reduce) builder_.add_dependency(optim, after);
       }

@@ -1,0 +1,58 @@
+#include "backend/torch/link_calibration.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "backend/torch/gloo_group.h"
+#include "sim/errors.h"
+
+namespace pipetwin {
+
+LinkCalibration calibrate_link(const RankEnvironment& env, const std::vector<int64_t>& sizes,
+                               int repeats, double timeout_s) {
+  if (env.world_size < 2) throw InputError("calibrate needs at least 2 ranks (--nproc 2)");
+  auto pg = connect(env, timeout_s);
+  LinkCalibration result;
+  int tag = 0;
+  for (int64_t bytes : sizes) {
+    std::vector<torch::Tensor> message = {torch::zeros({std::max<int64_t>(bytes / 4, 1)})};
+    std::vector<double> round_trips;
+    for (int k = 0; k < repeats + 2; ++k, tag += 2) {  // two warm-up exchanges
+      if (env.rank == 0) {
+        const auto start = std::chrono::steady_clock::now();
+        pg->send(message, 1, tag)->wait();
+        pg->recv(message, 1, tag + 1)->wait();
+        const double rtt =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (k >= 2) round_trips.push_back(rtt);
+      } else if (env.rank == 1) {
+        pg->recv(message, 0, tag)->wait();
+        pg->send(message, 0, tag + 1)->wait();
+      }
+    }
+    if (env.rank == 0) {
+      std::sort(round_trips.begin(), round_trips.end());
+      result.samples.emplace_back(static_cast<double>(message[0].numel() * 4),
+                                  round_trips[round_trips.size() / 2] / 2);
+    }
+  }
+  if (env.rank != 0) return result;
+  // Least squares of the relative error (weights 1/t^2): time = latency + bytes / bw.
+  // Plain least squares would let the largest messages decide everything and leave the
+  // latency, which small pipeline messages pay, to chance.
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : result.samples) {
+    const double w = 1 / (y * y);
+    n += w;
+    sx += w * x;
+    sy += w * y;
+    sxx += w * x * x;
+    sxy += w * x * y;
+  }
+  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+  result.latency_s = std::max(0.0, (sy - slope * sx) / n);
+  result.bandwidth_bytes_per_s = slope > 0 ? 1 / slope : 0;
+  return result;
+}
+
+}  // namespace pipetwin

@@ -1,0 +1,24 @@
+// `pipetwin calibrate`: how fast the ranks' links are. Rank 0 and rank 1 exchange
+// messages of several sizes; half the median round trip of each size is its one-way time,
+// and a line through (bytes, time) fitted on relative error gives latency + bytes /
+// bandwidth, the link model both simulators use. Torch-free header.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "backend/torch/real_run.h"
+
+namespace pipetwin {
+
+struct LinkCalibration {
+  double bandwidth_bytes_per_s = 0;
+  double latency_s = 0;
+  std::vector<std::pair<double, double>> samples;  // (bytes, one-way seconds)
+};
+
+// Every rank of the job calls it; ranks other than 0 and 1 only join the rendezvous.
+LinkCalibration calibrate_link(const RankEnvironment& env, const std::vector<int64_t>& sizes,
+                               int repeats, double timeout_s);
+
+}  // namespace pipetwin
