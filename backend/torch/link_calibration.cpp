@@ -31,9 +31,9 @@ LinkCalibration calibrate_link(const RankEnvironment& env, const std::vector<int
       }
     }
     if (env.rank == 0) {
-      std::sort(round_trips.begin(), round_trips.end());
+      // The fastest exchange: noise (a busy core, a descheduled thread) only adds time.
       result.samples.emplace_back(static_cast<double>(message[0].numel() * 4),
-                                  round_trips[round_trips.size() / 2] / 2);
+                                  *std::min_element(round_trips.begin(), round_trips.end()) / 2);
     }
   }
   if (env.rank != 0) return result;
@@ -50,8 +50,16 @@ LinkCalibration calibrate_link(const RankEnvironment& env, const std::vector<int
     sxy += w * x * y;
   }
   const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-  result.latency_s = std::max(0.0, (sy - slope * sx) / n);
-  result.bandwidth_bytes_per_s = slope > 0 ? 1 / slope : 0;
+  if (slope > 0) {
+    result.latency_s = std::max(0.0, (sy - slope * sx) / n);
+    result.bandwidth_bytes_per_s = 1 / slope;
+    return result;
+  }
+  // Noise made larger messages look no slower: take the bandwidth of the largest message
+  // and the latency of the smallest.
+  const auto [small, large] = std::minmax_element(result.samples.begin(), result.samples.end());
+  result.bandwidth_bytes_per_s = large->first / large->second;
+  result.latency_s = std::max(0.0, small->second - small->first / result.bandwidth_bytes_per_s);
   return result;
 }
 

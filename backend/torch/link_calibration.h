@@ -1,5 +1,5 @@
 // `pipetwin calibrate`: how fast the ranks' links are. Rank 0 and rank 1 exchange
-// messages of several sizes; half the median round trip of each size is its one-way time,
+// messages of several sizes; half the fastest round trip of each size is its one-way time,
 // and a line through (bytes, time) fitted on relative error gives latency + bytes /
 // bandwidth, the link model both simulators use. Torch-free header.
 #pragma once

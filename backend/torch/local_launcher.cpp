@@ -16,6 +16,13 @@
 
 namespace pipetwin {
 
+void launch_local_ranks_or_throw(const std::vector<std::string>& argv, int nproc,
+                                 double timeout_s) {
+  const LaunchResult launched = launch_local_ranks(argv, nproc, timeout_s);
+  if (launched.exit_code == 2) throw InputError(launched.failure);
+  if (launched.exit_code != 0) throw RuntimeFailure(launched.failure);
+}
+
 int free_local_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) throw RuntimeFailure(std::string("socket: ") + std::strerror(errno));

@@ -16,6 +16,10 @@ struct LaunchResult {
 // `argv` is the command line each rank runs (argv[0] is replaced by this executable).
 LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc, double timeout_s);
 
+// launch_local_ranks, with a failure thrown as the CLI reports it: InputError when a rank
+// rejected its input (exit 2), RuntimeFailure otherwise.
+void launch_local_ranks_or_throw(const std::vector<std::string>& argv, int nproc, double timeout_s);
+
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int free_local_port();
 

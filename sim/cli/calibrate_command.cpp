@@ -32,9 +32,7 @@ void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& ar
     if (s < 4) throw InputError("--sizes: each message needs at least 4 bytes");
   }
   if (!launched_as_rank()) {
-    const LaunchResult launched = launch_local_ranks(argv, args.nproc, args.timeout_s);
-    if (launched.exit_code == 2) throw InputError(launched.failure);
-    if (launched.exit_code != 0) throw RuntimeFailure(launched.failure);
+    launch_local_ranks_or_throw(argv, args.nproc, args.timeout_s);
     return;
   }
   const RankEnvironment env = rank_environment();

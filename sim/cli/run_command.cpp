@@ -94,9 +94,7 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
       throw InputError("--nproc " + std::to_string(nproc) + ": the schedule needs " +
                        std::to_string(program.num_devices) + " ranks");
     }
-    const LaunchResult launched = launch_local_ranks(argv, nproc, args.timeout_s);
-    if (launched.exit_code == 2) throw InputError(launched.failure);
-    if (launched.exit_code != 0) throw RuntimeFailure(launched.failure);
+    launch_local_ranks_or_throw(argv, nproc, args.timeout_s);
     return;
   }
   const RankEnvironment env = rank_environment();
