@@ -1,5 +1,6 @@
 #include "sim/simulate.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "sim/errors.h"
@@ -23,7 +24,8 @@ std::string gib(double bytes) {
 std::vector<std::string> available_engines() { return {"analytic", "simgrid"}; }
 
 SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions& options) {
-  if (options.engine != "analytic" && options.engine != "simgrid") {
+  const auto engines = available_engines();
+  if (std::find(engines.begin(), engines.end(), options.engine) == engines.end()) {
     throw InputError("--engine " + options.engine +
                      ": unknown engine (available: analytic, simgrid)");
   }

@@ -82,10 +82,8 @@ class RankExecutor {
   RealRunResult run() {
     pg_ = connect(env_, options_.timeout_s);
     const double offset = measure_clock_offset();
-    barrier();
-    epoch_ = now_s() + offset;  // rank 0's clock at the start, on every rank
-    if (env_.rank != 0) epoch_ = 0;
-    broadcast_epoch(offset);
+    // Every rank counts from rank 0's start, converted to its own clock.
+    clock_base_ = rank0_clock_now() - offset;
 
     std::thread send([this] { run_lane(Lane::kSend); });
     std::thread recv([this] { run_lane(Lane::kRecv); });
@@ -286,11 +284,6 @@ class RankExecutor {
     produced_[i] = buffer[0];
   }
 
-  void barrier() {
-    std::vector<torch::Tensor> one = {torch::ones({1})};
-    pg_->allreduce(one)->wait();
-  }
-
   // NTP-style: rank 0 and each other rank exchange timestamps a few times; the exchange
   // with the shortest round trip gives the offset (rank 0's clock minus this rank's).
   double measure_clock_offset() {
@@ -324,11 +317,12 @@ class RankExecutor {
     return offset;
   }
 
-  // Every rank expresses its times relative to rank 0's start, on rank 0's clock.
-  void broadcast_epoch(double offset) {
-    std::vector<torch::Tensor> epoch = {torch::full({1}, epoch_, torch::kFloat64)};
-    pg_->broadcast(epoch)->wait();
-    clock_base_ = epoch[0].item<double>() - offset;  // rank 0's epoch on this rank's clock
+  // Rank 0's clock, as rank 0 broadcasts it (the broadcast also lines the ranks up).
+  double rank0_clock_now() {
+    std::vector<torch::Tensor> clock = {
+        torch::full({1}, env_.rank == 0 ? now_s() : 0.0, torch::kFloat64)};
+    pg_->broadcast(clock)->wait();
+    return clock[0].item<double>();
   }
 
   RealRunResult gather(double offset) {
@@ -390,8 +384,7 @@ class RankExecutor {
   std::vector<char> done_;
   std::vector<double> losses_;
   ExecutionTimes times_;
-  double epoch_ = 0;
-  double clock_base_ = 0;
+  double clock_base_ = 0;  // rank 0's start on this rank's clock
   std::mutex mutex_;
   std::condition_variable wakeup_;
   std::exception_ptr failure_;

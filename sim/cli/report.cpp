@@ -5,6 +5,9 @@
 
 #include "scenario.pb.h"
 #include "sim/cli/text_units.h"
+#include "traces/atomic_file.h"
+#include "traces/chrome_trace.h"
+#include "traces/timeline_proto_io.h"
 
 namespace pipetwin {
 namespace {
@@ -106,6 +109,15 @@ void print_report(std::ostream& out, const SimulationResult& result, const RunMe
       << pad("throughput", 16) << format_number("%.1f samples/s", metrics.throughput_samples_per_s)
       << "\n"
       << pad("bubble", 16) << format_number("%.1f%%", metrics.bubble_ratio * 100) << "\n";
+}
+
+void write_run_files(const Timeline& timeline, const std::string& trace_path,
+                     const std::string& timeline_path) {
+  if (!trace_path.empty()) {
+    write_file_atomically(trace_path,
+                          [&](std::ostream& out) { write_chrome_trace(timeline, out); });
+  }
+  if (!timeline_path.empty()) write_timeline_file(timeline, timeline_path);
 }
 
 }  // namespace pipetwin

@@ -15,4 +15,9 @@ nlohmann::json report_json(const SimulationResult& result, const RunMetrics& met
 
 void print_report(std::ostream& out, const SimulationResult& result, const RunMetrics& metrics);
 
+// The --trace and --timeline files of a run (each skipped when its path is empty),
+// written whole or not at all.
+void write_run_files(const Timeline& timeline, const std::string& trace_path,
+                     const std::string& timeline_path);
+
 }  // namespace pipetwin

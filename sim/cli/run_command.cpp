@@ -15,9 +15,6 @@
 #include "sim/exec/make_timeline.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/schedule/build_program.h"
-#include "traces/atomic_file.h"
-#include "traces/chrome_trace.h"
-#include "traces/timeline_proto_io.h"
 
 namespace pipetwin {
 namespace {
@@ -34,12 +31,6 @@ struct RunArgs {
   uint64_t seed = 1;
 };
 
-nlohmann::json numbers(const std::vector<double>& values) {
-  nlohmann::json list = nlohmann::json::array();
-  for (double v : values) list.push_back(v);
-  return list;
-}
-
 void report(const RunArgs& args, const ResolvedScenario& setup, const Program& program,
             const RealRunResult& run) {
   SimulationResult result;
@@ -50,15 +41,11 @@ void report(const RunArgs& args, const ResolvedScenario& setup, const Program& p
   result.timeline = make_timeline(program, setup.cluster, run.times, result.memory, "torch");
   const RunMetrics metrics =
       compute_metrics(result.timeline, setup.training.iterations, setup.training.global_batch);
-  if (!args.trace_path.empty()) {
-    write_file_atomically(args.trace_path,
-                          [&](std::ostream& out) { write_chrome_trace(result.timeline, out); });
-  }
-  if (!args.timeline_path.empty()) write_timeline_file(result.timeline, args.timeline_path);
+  write_run_files(result.timeline, args.trace_path, args.timeline_path);
   if (args.json) {
     nlohmann::json j = report_json(result, metrics);
-    j["losses"] = numbers(run.losses);
-    j["layer_weight_sums"] = numbers(run.weights);
+    j["losses"] = run.losses;
+    j["layer_weight_sums"] = run.weights;
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -79,8 +66,7 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
       throw InputError("--reference needs a zoo model and one pipeline");
     }
     const RealRunResult run = run_reference(setup, options);
-    nlohmann::json j = {{"losses", numbers(run.losses)},
-                        {"layer_weight_sums", numbers(run.weights)}};
+    nlohmann::json j = {{"losses", run.losses}, {"layer_weight_sums", run.weights}};
     std::cout << j.dump(2) << "\n";
     return;
   }

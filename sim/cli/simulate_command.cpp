@@ -7,9 +7,6 @@
 #include "sim/cli/cli_app.h"
 #include "sim/cli/report.h"
 #include "sim/simulate.h"
-#include "traces/atomic_file.h"
-#include "traces/chrome_trace.h"
-#include "traces/timeline_proto_io.h"
 
 namespace pipetwin {
 namespace {
@@ -29,12 +26,7 @@ void run_simulate(const SimulateArgs& args) {
   const SimulationResult result = simulate(loaded, {args.engine, args.allow_oom});
   const RunMetrics metrics = compute_metrics(result.timeline, result.setup.training.iterations,
                                              result.setup.training.global_batch);
-  // Outputs are written whole or not at all.
-  if (!args.trace_path.empty()) {
-    write_file_atomically(args.trace_path,
-                          [&](std::ostream& out) { write_chrome_trace(result.timeline, out); });
-  }
-  if (!args.timeline_path.empty()) write_timeline_file(result.timeline, args.timeline_path);
+  write_run_files(result.timeline, args.trace_path, args.timeline_path);
   if (args.json) {
     std::cout << report_json(result, metrics).dump(2) << "\n";
   } else {

@@ -57,9 +57,6 @@ struct Program {
   int32_t lane_index(int32_t i) const {
     return instructions[i].device * kLaneCount + static_cast<int>(instructions[i].lane());
   }
-  // The next instruction on the same lane, or -1.
-  int32_t lane_next(int32_t i) const { return i + 1 < lane_begin[lane_index(i) + 1] ? i + 1 : -1; }
-  bool has_lane_predecessor(int32_t i) const { return i > lane_begin[lane_index(i)]; }
 
   std::string text(int32_t i) const;
   // "1SEND_A3 (gpu1 send lane, position 4, iteration 0)": for error messages.
