@@ -26,28 +26,35 @@ std::vector<int64_t> batched(int64_t batch, const std::vector<int64_t>& shape) {
   return out;
 }
 
+// A random input of layer `layer`: token ids for an embedding, else activations that
+// take a gradient, as they do inside a pipeline.
+torch::Tensor random_input(const ZooArchitecture& arch, int layer, int64_t batch) {
+  const std::vector<int64_t> shape = batched(batch, arch.boundary_shapes[layer]);
+  if (layer == 0 && arch.input_vocab > 0) return torch::randint(arch.input_vocab, shape);
+  return torch::randn(shape).requires_grad_();
+}
+
 }  // namespace
 
 std::vector<LayerProfile> profile_layers(const ResolvedScenario& setup,
                                          const std::vector<int>& batches, int warmup, int repeats) {
   if (!setup.zoo) throw InputError("pipetwin profile measures zoo models (model.zoo)");
-  if (const std::string why = zoo_unsupported(*setup.zoo); !why.empty()) throw InputError(why);
   torch::set_num_threads(1);  // as each rank runs
-  const proto::Zoo& zoo = *setup.zoo;
+  const ZooArchitecture arch = zoo_architecture(*setup.zoo);
   std::vector<LayerProfile> profiles;
-  for (int l = 0; l < zoo_layer_count(zoo); ++l) {
-    torch::nn::Sequential layer = zoo_layers(zoo, l, l + 1, 1);
+  for (int l = 0; l < static_cast<int>(arch.layers.size()); ++l) {
+    torch::nn::Sequential layer = zoo_layers(arch, l, l + 1, 1);
     LayerProfile profile;
     profile.name = setup.model.layers[l].name;
     for (const auto& p : layer->parameters())
       profile.parameter_bytes += p.numel() * p.element_size();
     int64_t out_elements = 1;
-    for (int64_t d : zoo_sample_shape(zoo, l + 1)) out_elements *= d;
+    for (int64_t d : arch.boundary_shapes[l + 1]) out_elements *= d;
     profile.activation_bytes_per_sample = out_elements * static_cast<int64_t>(sizeof(float));
     for (int b : batches) {
       std::vector<double> fwd, bwd;
       for (int k = 0; k < warmup + repeats; ++k) {
-        const torch::Tensor x = torch::randn(batched(b, zoo_sample_shape(zoo, l))).requires_grad_();
+        const torch::Tensor x = random_input(arch, l, b);
         auto start = std::chrono::steady_clock::now();
         const torch::Tensor y = layer->forward(x);
         const double f = seconds_since(start);
@@ -64,6 +71,10 @@ std::vector<LayerProfile> profile_layers(const ResolvedScenario& setup,
       profile.bwd_s.emplace_back(b, median(bwd));
     }
     // The optimizer step, with the gradients the passes above left behind.
+    if (layer->parameters().empty()) {  // a pool has nothing to update
+      profiles.push_back(std::move(profile));
+      continue;
+    }
     auto optimizer = make_optimizer(setup.training.optimizer, layer->parameters());
     std::vector<double> steps;
     for (int k = 0; k < warmup + repeats; ++k) {

@@ -1,15 +1,17 @@
 // One rank of a real run: builds its stages, then runs its lanes of the Program (compute
-// on this thread, send and recv on their own threads so that communication overlaps
-// compute, as the design's lanes say), recording every instruction's start and end.
-#include <chrono>
+// on this thread; send, recv and collective on their own threads so that communication
+// overlaps compute, as the design's lanes say), recording every instruction's start and
+// end.
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <exception>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
+#include "backend/torch/clock_alignment.h"
 #include "backend/torch/gloo_group.h"
 #include "backend/torch/optimizers.h"
 #include "backend/torch/real_run.h"
@@ -24,9 +26,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
-
-// Layer ranges of each pipeline stage, as the scheduler placed them.
+// Layer ranges of each pipeline stage (model chunk), as the scheduler placed them.
 std::vector<std::pair<int, int>> stage_layers(const ResolvedScenario& setup) {
   std::vector<std::pair<int, int>> ranges;
   int first = 0;
@@ -37,32 +37,37 @@ std::vector<std::pair<int, int>> stage_layers(const ResolvedScenario& setup) {
   return ranges;
 }
 
-// Sum of each layer's parameters: a fingerprint of the trained weights.
-double parameter_sum(torch::nn::Module& layer) {
-  double sum = 0;
-  for (const auto& p : layer.parameters()) sum += p.sum().item<double>();
-  return sum;
+// The rows of `source` (which holds samples [from.lo, from.hi)) for samples `want`.
+torch::Tensor rows(const torch::Tensor& source, SampleRange from, SampleRange want) {
+  return source.slice(0, want.lo - from.lo, want.hi - from.lo);
 }
+
+// What a FWD keeps for the backward: its input leaf and output, until every one of its
+// samples has been through a BWD (a backward cut may differ from the forward cut).
+struct Stash {
+  torch::Tensor input, output;
+  int32_t rows_left = 0;
+};
 
 class RankExecutor {
  public:
   RankExecutor(const ResolvedScenario& setup, const Program& program, const RankEnvironment& env,
                const RealRunOptions& options)
-      : setup_(setup),
-        p_(program),
+      : p_(program),
         env_(env),
         options_(options),
+        arch_(zoo_architecture(*setup.zoo)),
         layers_(stage_layers(setup)),
-        task_(zoo_sample_shape(*setup.zoo, 0),
-              zoo_sample_shape(*setup.zoo, zoo_layer_count(*setup.zoo)),
-              setup.training.global_batch, options.seed),
+        task_(arch_, setup.training.global_batch, options.seed),
         produced_(program.size()),
-        inputs_(program.size()),
+        stash_(program.size()),
         done_(program.size(), 0) {
     torch::set_num_threads(1);  // ranks share the machine's cores
-    for (int s = 0; s < p_.num_stages; ++s) {
-      if (p_.stage_device[s] != env_.rank) continue;
-      stages_[s] = zoo_layers(*setup.zoo, layers_[s].first, layers_[s].second, options.seed);
+    // This rank's stages: with replicas and interleaving, whatever the Program puts here.
+    for (const Instruction& ins : p_.instructions) {
+      if (ins.op != Op::kFwd || ins.device != env_.rank || stages_.count(ins.stage)) continue;
+      const int s = ins.stage;
+      stages_[s] = zoo_layers(arch_, layers_[s].first, layers_[s].second, options.seed);
       optimizers_[s] = make_optimizer(setup.training.optimizer, stages_[s]->parameters());
     }
     // Fault injection for tests: PIPETWIN_CRASH_AT="rank:k" kills that rank just before
@@ -80,22 +85,38 @@ class RankExecutor {
   }
 
   RealRunResult run() {
-    pg_ = connect(env_, options_.timeout_s);
-    const double offset = measure_clock_offset();
-    // Every rank counts from rank 0's start, converted to its own clock.
-    clock_base_ = rank0_clock_now() - offset;
+    job_ = join_job(env_, options_.timeout_s);
+    join_collective_groups();
+    // Instruction tags are SEND indices: the clock exchange's tags come after them.
+    const ClockAlignment clock = align_clocks(*job_.world, env_, p_.size());
+    clock_base_ = clock.rank0_start_s;
 
-    std::thread send([this] { run_lane(Lane::kSend); });
-    std::thread recv([this] { run_lane(Lane::kRecv); });
+    std::vector<std::thread> helpers;
+    for (Lane lane : {Lane::kSend, Lane::kRecv, Lane::kCollective}) {
+      helpers.emplace_back([this, lane] { run_lane(lane); });
+    }
     run_lane(Lane::kCompute);
-    send.join();
-    recv.join();
+    for (std::thread& t : helpers) t.join();
     if (failure_) std::rethrow_exception(failure_);
-    return gather(offset);
+    return gather(clock.offset_s);
   }
 
  private:
   int lane_id(Lane lane) const { return env_.rank * kLaneCount + static_cast<int>(lane); }
+
+  // One Gloo group per distinct set of devices a collective of this rank spans, created
+  // in Program order, which every member sees the same.
+  void join_collective_groups() {
+    for (int32_t g = 0; g < p_.num_groups(); ++g) {
+      std::vector<int> ranks;
+      for (int32_t m : p_.members_of_group(g)) ranks.push_back(p_.instructions[m].device);
+      std::sort(ranks.begin(), ranks.end());
+      if (std::find(ranks.begin(), ranks.end(), env_.rank) == ranks.end() || groups_.count(ranks)) {
+        continue;
+      }
+      groups_[ranks] = join_group(job_, env_, ranks, options_.timeout_s);
+    }
+  }
 
   void run_lane(Lane lane) {
     const int l = lane_id(lane);
@@ -103,10 +124,10 @@ class RankExecutor {
       try {
         wait_for_dependencies(i);
         if (failure_) return;
-        const double start = now_s();
+        const double start = steady_now_s();
         execute(i);
         times_.start_s[i] = start - clock_base_;
-        times_.end_s[i] = now_s() - clock_base_;
+        times_.end_s[i] = steady_now_s() - clock_base_;
         mark_done(i);
       } catch (...) {
         fail(i, std::current_exception());
@@ -174,13 +195,8 @@ class RankExecutor {
         optimizers_.at(ins.stage)->zero_grad();
         return;
       case Op::kAllreduce:
-        throw RuntimeFailure("ALLREDUCE is not supported by the LibTorch backend yet");
+        return allreduce(i);
     }
-  }
-
-  // The rows of `source` (which holds samples [from.lo, from.hi)) for samples `want`.
-  static torch::Tensor rows(const torch::Tensor& source, SampleRange from, SampleRange want) {
-    return source.slice(0, want.lo - from.lo, want.hi - from.lo);
   }
 
   // Concatenates, in sample order, the pieces a compute instruction received or got
@@ -214,8 +230,11 @@ class RankExecutor {
                               ? rows(data(ins.iteration).first, {0, p_.global_batch}, ins.range)
                               : gather_pieces(i, Op::kRecvAct);
     input = input.detach().requires_grad_(ins.stage > 0);
-    inputs_[i] = input;
-    produced_[i] = stages_.at(ins.stage)->forward(input);
+    Stash& stash = stash_[i];
+    stash.input = input;
+    stash.output = stages_.at(ins.stage)->forward(input);
+    stash.rows_left = ins.range.size();
+    produced_[i] = stash.output;
   }
 
   // An iteration's minibatch, made once (by the first FWD or loss that needs it) and kept
@@ -228,34 +247,95 @@ class RankExecutor {
     return data_;
   }
 
-  // The FWD of the same stage and samples: backward ranges equal forward ranges here.
-  int32_t matching_forward(int32_t i) const {
+  // The FWDs of the same stage whose samples this BWD covers, in sample order.
+  std::vector<int32_t> covered_forwards(int32_t i) const {
     const Instruction& ins = p_.instructions[i];
+    std::vector<int32_t> forwards;
     for (int32_t d : p_.deps_of(i)) {
       const Instruction& dep = p_.instructions[d];
-      if (dep.op == Op::kFwd && dep.stage == ins.stage && dep.range == ins.range) return d;
+      if (dep.op == Op::kFwd && dep.stage == ins.stage &&
+          dep.range.intersect(ins.range).size() > 0) {
+        forwards.push_back(d);
+      }
     }
-    throw RuntimeFailure(p_.describe(i) + " has no forward of the same samples");
+    std::sort(forwards.begin(), forwards.end(), [&](int32_t a, int32_t b) {
+      return p_.instructions[a].range.lo < p_.instructions[b].range.lo;
+    });
+    if (forwards.empty()) throw RuntimeFailure(p_.describe(i) + " has no forward of its samples");
+    return forwards;
   }
 
+  // Backward of samples `range` through the graphs their forwards built. A forward cut
+  // in two by the backward cut is back-propagated once per piece (autograd cannot split
+  // a graph), keeping its graph until the last piece.
   void backward(int32_t i) {
     const Instruction& ins = p_.instructions[i];
-    const int32_t f = matching_forward(i);
-    const torch::Tensor& output = produced_[f];
+    const std::vector<int32_t> forwards = covered_forwards(i);
+    std::vector<torch::Tensor> outputs;
+    bool keep_graph = false;
+    for (int32_t f : forwards) {
+      const SampleRange piece = p_.instructions[f].range.intersect(ins.range);
+      outputs.push_back(rows(stash_[f].output, p_.instructions[f].range, piece));
+      keep_graph |= stash_[f].rows_left > piece.size();
+    }
     if (ins.stage == p_.num_stages - 1) {
       const torch::Tensor target =
           rows(data(ins.iteration).second, {0, p_.global_batch}, ins.range);
       // Mean over the minibatch: each microbatch weighs by its share of samples.
       const double share = static_cast<double>(ins.range.size()) / p_.global_batch;
-      const torch::Tensor loss = torch::mse_loss(output, target) * share;
+      const torch::Tensor output = outputs.size() == 1 ? outputs[0] : torch::cat(outputs, 0);
+      const torch::Tensor loss = zoo_loss(arch_, output, target) * share;
       losses_[ins.iteration] += loss.item<double>();
-      loss.backward();
+      loss.backward({}, keep_graph);
     } else {
-      output.backward(gather_pieces(i, Op::kRecvGrad));
+      const torch::Tensor grad = gather_pieces(i, Op::kRecvGrad);
+      std::vector<torch::Tensor> grads;
+      for (int32_t f : forwards) {
+        const SampleRange piece = p_.instructions[f].range.intersect(ins.range);
+        grads.push_back(rows(grad, ins.range, piece));
+      }
+      torch::autograd::backward(outputs, grads, keep_graph);
     }
-    if (ins.stage > 0) produced_[i] = inputs_[f].grad().detach();
-    produced_[f] = torch::Tensor();  // the stash is released
-    inputs_[f] = torch::Tensor();
+    std::vector<torch::Tensor> input_grads;
+    for (int32_t f : forwards) {
+      Stash& stash = stash_[f];
+      const SampleRange piece = p_.instructions[f].range.intersect(ins.range);
+      if (ins.stage > 0) {
+        // Samples are independent, so the rows outside this piece got no gradient; the
+        // next piece of the same forward starts from zero again.
+        input_grads.push_back(rows(stash.input.grad(), p_.instructions[f].range, piece).clone());
+        stash.input.mutable_grad() = torch::Tensor();
+      }
+      stash.rows_left -= piece.size();
+      if (stash.rows_left == 0) stash = Stash{};  // released
+    }
+    if (ins.stage > 0) {
+      produced_[i] = input_grads.size() == 1 ? input_grads[0] : torch::cat(input_grads, 0);
+    }
+  }
+
+  // Data parallelism: the stage's gradients summed across its replicas. Every replica's
+  // loss is already weighted by its share of the global minibatch, so the sum is the
+  // gradient of the mean.
+  void allreduce(int32_t i) {
+    const Instruction& ins = p_.instructions[i];
+    std::vector<int> ranks;
+    for (int32_t m : p_.members_of_group(p_.group[i])) ranks.push_back(p_.instructions[m].device);
+    std::sort(ranks.begin(), ranks.end());
+    std::vector<torch::Tensor> grads;
+    for (const auto& p : stages_.at(ins.stage)->parameters()) {
+      if (p.grad().defined()) grads.push_back(p.grad().flatten());
+    }
+    if (grads.empty()) return;
+    std::vector<torch::Tensor> flat = {torch::cat(grads)};
+    groups_.at(ranks)->allreduce(flat)->wait();
+    int64_t offset = 0;
+    for (const auto& p : stages_.at(ins.stage)->parameters()) {
+      if (!p.grad().defined()) continue;
+      const int64_t n = p.grad().numel();
+      p.mutable_grad().copy_(flat[0].slice(0, offset, offset + n).view_as(p.grad()));
+      offset += n;
+    }
   }
 
   // The tag of a pair: its SEND's index, which both ranks compute from the same Program.
@@ -268,7 +348,7 @@ class RankExecutor {
     const Instruction& from = p_.instructions[producer];
     std::vector<torch::Tensor> payload = {
         rows(produced_[producer], from.range, ins.range).detach().contiguous()};
-    pg_->send(payload, ins.peer_device, tag(i))->wait();
+    job_.world->send(payload, ins.peer_device, tag(i))->wait();
   }
 
   void receive(int32_t i) {
@@ -276,58 +356,17 @@ class RankExecutor {
     // Activations enter this stage's first layer; gradients leave its last one.
     const auto [first, last] = layers_[ins.stage];
     std::vector<int64_t> shape = {ins.range.size()};
-    for (int64_t d : zoo_sample_shape(*setup_.zoo, ins.op == Op::kRecvAct ? first : last)) {
+    for (int64_t d : arch_.boundary_shapes[ins.op == Op::kRecvAct ? first : last]) {
       shape.push_back(d);
     }
     std::vector<torch::Tensor> buffer = {torch::empty(shape)};
-    pg_->recv(buffer, ins.peer_device, tag(i))->wait();
+    job_.world->recv(buffer, ins.peer_device, tag(i))->wait();
     produced_[i] = buffer[0];
-  }
-
-  // NTP-style: rank 0 and each other rank exchange timestamps a few times; the exchange
-  // with the shortest round trip gives the offset (rank 0's clock minus this rank's).
-  double measure_clock_offset() {
-    double offset = 0;
-    for (int r = 1; r < env_.world_size; ++r) {
-      if (env_.rank != 0 && env_.rank != r) continue;
-      double best_rtt = 1e30;
-      for (int k = 0; k < 5; ++k) {
-        std::vector<torch::Tensor> t = {torch::zeros({3}, torch::kFloat64)};
-        // Instruction tags are SEND indices: these come after them.
-        const int tag_base = p_.size() + 16 * r + 2 * k;
-        if (env_.rank == r) {
-          const double t1 = now_s();
-          t[0][0] = t1;
-          pg_->send(t, 0, tag_base)->wait();
-          pg_->recv(t, 0, tag_base + 1)->wait();
-          const double t4 = now_s();
-          const double t2 = t[0][1].item<double>(), t3 = t[0][2].item<double>();
-          if (t4 - t1 < best_rtt) {
-            best_rtt = t4 - t1;
-            offset = ((t2 - t1) + (t3 - t4)) / 2;
-          }
-        } else {
-          pg_->recv(t, r, tag_base)->wait();
-          t[0][1] = now_s();
-          t[0][2] = now_s();
-          pg_->send(t, r, tag_base + 1)->wait();
-        }
-      }
-    }
-    return offset;
-  }
-
-  // Rank 0's clock, as rank 0 broadcasts it (the broadcast also lines the ranks up).
-  double rank0_clock_now() {
-    std::vector<torch::Tensor> clock = {
-        torch::full({1}, env_.rank == 0 ? now_s() : 0.0, torch::kFloat64)};
-    pg_->broadcast(clock)->wait();
-    return clock[0].item<double>();
   }
 
   RealRunResult gather(double offset) {
     const int64_t n = p_.size();
-    const int layers = zoo_layer_count(*setup_.zoo);
+    const int layers = static_cast<int>(arch_.layers.size());
     torch::Tensor all = torch::zeros({2 * n + p_.iterations + layers}, torch::kFloat64);
     auto data = all.accessor<double, 1>();
     for (int32_t i = 0; i < n; ++i) {
@@ -335,16 +374,16 @@ class RankExecutor {
       data[i] = times_.start_s[i];
       data[n + i] = times_.end_s[i];
     }
-    if (p_.stage_device[p_.num_stages - 1] == env_.rank) {
-      for (int it = 0; it < p_.iterations; ++it) data[2 * n + it] = losses_[it];
-    }
+    // Every replica's last stage holds its share of each iteration's loss.
+    for (int it = 0; it < p_.iterations; ++it) data[2 * n + it] = losses_[it];
     for (auto& [s, stage] : stages_) {
+      if (p_.stage_device[s] != env_.rank) continue;  // replica 0's weights stand for all
       for (int l = layers_[s].first; l < layers_[s].second; ++l) {
         data[2 * n + p_.iterations + l] = parameter_sum(*stage[l - layers_[s].first]);
       }
     }
     std::vector<torch::Tensor> buffer = {all};
-    pg_->allreduce(buffer)->wait();
+    job_.world->allreduce(buffer)->wait();
     RealRunResult result;
     result.clock_offset_s = offset;
     const double* merged = buffer[0].data_ptr<double>();
@@ -370,17 +409,18 @@ class RankExecutor {
     return result;
   }
 
-  const ResolvedScenario& setup_;
   const Program& p_;
   RankEnvironment env_;
   RealRunOptions options_;
+  ZooArchitecture arch_;
   std::vector<std::pair<int, int>> layers_;
   SyntheticTask task_;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg_;
+  GlooJob job_;
+  std::map<std::vector<int>, c10::intrusive_ptr<c10d::ProcessGroupGloo>> groups_;
   std::map<int, torch::nn::Sequential> stages_;
   std::map<int, std::unique_ptr<torch::optim::Optimizer>> optimizers_;
   std::vector<torch::Tensor> produced_;  // FWD: output; BWD: input gradient; RECV: payload
-  std::vector<torch::Tensor> inputs_;    // FWD: its input leaf
+  std::vector<Stash> stash_;             // FWD: what its backward needs
   std::vector<char> done_;
   std::vector<double> losses_;
   ExecutionTimes times_;
@@ -400,18 +440,6 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
     return "the LibTorch backend builds zoo models (model.zoo); explicit layers and profiles "
            "have no architecture to run";
   }
-  if (std::string why = zoo_unsupported(*setup.zoo); !why.empty()) return why;
-  if (setup.training.data_parallel > 1) {
-    return "the LibTorch backend runs one pipeline (training.data_parallel 1) so far";
-  }
-  if (setup.schedule.virtual_stages > 1) {
-    return "the LibTorch backend runs one model chunk per rank so far (virtual_stages 1)";
-  }
-  for (const StagePlan& plan : setup.schedule.stage_plans.stages) {
-    if (plan.forward_sizes != plan.backward_sizes) {
-      return "the LibTorch backend needs each stage's backward cut to equal its forward cut";
-    }
-  }
   return "";
 }
 
@@ -423,33 +451,6 @@ RealRunResult run_as_rank(const ResolvedScenario& setup, const Program& program,
   }
   RankExecutor executor(setup, program, env, options);
   return executor.run();
-}
-
-RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions& options) {
-  torch::set_num_threads(1);
-  const proto::Zoo& zoo = *setup.zoo;
-  const int layers = zoo_layer_count(zoo);
-  torch::nn::Sequential model = zoo_layers(zoo, 0, layers, options.seed);
-  auto optimizer = make_optimizer(setup.training.optimizer, model->parameters());
-  const int batch = setup.training.global_batch;
-  SyntheticTask task(zoo_sample_shape(zoo, 0), zoo_sample_shape(zoo, layers), batch, options.seed);
-  RealRunResult result;
-  for (int it = 0; it < setup.training.iterations; ++it) {
-    const torch::Tensor x = task.inputs(it), y = task.targets(it);
-    double loss_sum = 0;
-    for (const SampleRange r : equal_ranges(batch, setup.training.microbatches)) {
-      const torch::Tensor out = model->forward(x.slice(0, r.lo, r.hi));
-      const double share = static_cast<double>(r.size()) / batch;
-      const torch::Tensor loss = torch::mse_loss(out, y.slice(0, r.lo, r.hi)) * share;
-      loss_sum += loss.item<double>();
-      loss.backward();
-    }
-    optimizer->step();
-    optimizer->zero_grad();
-    result.losses.push_back(loss_sum);
-  }
-  for (int l = 0; l < layers; ++l) result.weights.push_back(parameter_sum(*model[l]));
-  return result;
 }
 
 }  // namespace pipetwin

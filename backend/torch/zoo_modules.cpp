@@ -1,50 +1,144 @@
 #include "backend/torch/zoo_modules.h"
 
+#include <cmath>
+
 namespace pipetwin {
 namespace {
 
-int64_t mlp_width(const proto::Zoo& zoo, int boundary) {
-  // Boundary b sits before layer b: the input, hidden widths, then the output.
-  if (boundary == 0) return zoo.input_dim();
-  if (boundary == zoo.layers()) return zoo.output_dim();
-  return zoo.hidden();
-}
-
-// One MLP layer: a linear map, then ReLU except on the output layer.
-struct MlpLayerImpl : torch::nn::Module {
-  MlpLayerImpl(int64_t in, int64_t out, bool relu)
-      : linear(register_module("linear", torch::nn::Linear(in, out))), relu(relu) {}
+// A linear map, flattening an image first and ending in ReLU where the model has one.
+struct DenseLayerImpl : torch::nn::Module {
+  explicit DenseLayerImpl(const ArchLayer& layer)
+      : linear(register_module("linear", torch::nn::Linear(layer.in, layer.out))),
+        relu(layer.relu),
+        flatten(layer.flatten) {}
   torch::Tensor forward(torch::Tensor x) {
+    if (flatten) x = x.flatten(1);
     x = linear(x);
     return relu ? torch::relu(x) : x;
   }
   torch::nn::Linear linear;
-  bool relu;
+  bool relu, flatten;
 };
-TORCH_MODULE(MlpLayer);
+TORCH_MODULE(DenseLayer);
+
+struct ConvLayerImpl : torch::nn::Module {
+  explicit ConvLayerImpl(const ArchLayer& layer)
+      : conv(register_module(
+            "conv",
+            torch::nn::Conv2d(torch::nn::Conv2dOptions(layer.in, layer.out, 3).padding(1)))) {
+    // torchvision's VGG initialisation: without it (and without batch norm) the signal
+    // fades through thirteen convolutions and the network barely trains.
+    torch::nn::init::kaiming_normal_(conv->weight, 0, torch::kFanOut, torch::kReLU);
+    torch::nn::init::zeros_(conv->bias);
+  }
+  torch::Tensor forward(torch::Tensor x) { return torch::relu(conv(x)); }
+  torch::nn::Conv2d conv;
+};
+TORCH_MODULE(ConvLayer);
+
+struct PoolLayerImpl : torch::nn::Module {
+  torch::Tensor forward(torch::Tensor x) { return torch::max_pool2d(x, 2); }
+};
+TORCH_MODULE(PoolLayer);
+
+// Token ids [B, S] -> token + learned position embeddings [B, S, H].
+struct EmbeddingLayerImpl : torch::nn::Module {
+  EmbeddingLayerImpl(int64_t vocab, int64_t seq_len, int64_t hidden)
+      : tokens(register_module("tokens", torch::nn::Embedding(vocab, hidden))),
+        positions(register_module("positions", torch::nn::Embedding(seq_len, hidden))) {}
+  torch::Tensor forward(torch::Tensor ids) {
+    const torch::Tensor where = torch::arange(ids.size(1), torch::kLong);
+    return tokens(ids) + positions(where).unsqueeze(0);
+  }
+  torch::nn::Embedding tokens, positions;
+};
+TORCH_MODULE(EmbeddingLayer);
+
+// GPT-2 style block: x + attention(ln1(x)), then x + mlp(ln2(x)); causal attention over
+// `heads` heads, a 4H GELU MLP. 12H^2 + 13H parameters, as the cost model counts.
+struct TransformerBlockImpl : torch::nn::Module {
+  TransformerBlockImpl(int64_t hidden, int64_t heads)
+      : heads(heads),
+        ln1(register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden})))),
+        qkv(register_module("qkv", torch::nn::Linear(hidden, 3 * hidden))),
+        proj(register_module("proj", torch::nn::Linear(hidden, hidden))),
+        ln2(register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden})))),
+        up(register_module("up", torch::nn::Linear(hidden, 4 * hidden))),
+        down(register_module("down", torch::nn::Linear(4 * hidden, hidden))) {}
+
+  torch::Tensor forward(torch::Tensor x) {
+    const int64_t b = x.size(0), s = x.size(1), h = x.size(2), d = h / heads;
+    // [B, S, 3H] -> three [B, heads, S, d]
+    const auto parts = qkv(ln1(x)).view({b, s, 3, heads, d}).permute({2, 0, 3, 1, 4}).unbind(0);
+    torch::Tensor scores = parts[0].matmul(parts[1].transpose(-2, -1)) / std::sqrt(double(d));
+    const torch::Tensor future = torch::ones({s, s}, torch::kBool).triu(1);
+    scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
+    const torch::Tensor attended =
+        torch::softmax(scores, -1).matmul(parts[2]).transpose(1, 2).reshape({b, s, h});
+    x = x + proj(attended);
+    return x + down(torch::gelu(up(ln2(x))));
+  }
+
+  int64_t heads;
+  torch::nn::LayerNorm ln1;
+  torch::nn::Linear qkv, proj;
+  torch::nn::LayerNorm ln2;
+  torch::nn::Linear up, down;
+};
+TORCH_MODULE(TransformerBlock);
+
+// Final layernorm and untied logits [B, S, H] -> [B, S, V].
+struct LmHeadImpl : torch::nn::Module {
+  LmHeadImpl(int64_t hidden, int64_t vocab)
+      : norm(register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({hidden})))),
+        logits(register_module(
+            "logits", torch::nn::Linear(torch::nn::LinearOptions(hidden, vocab).bias(false)))) {}
+  torch::Tensor forward(torch::Tensor x) { return logits(norm(x)); }
+  torch::nn::LayerNorm norm;
+  torch::nn::Linear logits;
+};
+TORCH_MODULE(LmHead);
+
+torch::nn::AnyModule make_layer(const ZooArchitecture& arch, const ArchLayer& layer) {
+  switch (layer.kind) {
+    case ArchKind::kLinear:
+      return torch::nn::AnyModule(DenseLayer(layer));
+    case ArchKind::kConv3x3:
+      return torch::nn::AnyModule(ConvLayer(layer));
+    case ArchKind::kMaxPool2:
+      return torch::nn::AnyModule(PoolLayer());
+    case ArchKind::kEmbedding:
+      return torch::nn::AnyModule(EmbeddingLayer(layer.in, arch.seq_len, layer.out));
+    case ArchKind::kTransformerBlock:
+      return torch::nn::AnyModule(TransformerBlock(layer.in, arch.heads));
+    case ArchKind::kLmHead:
+      return torch::nn::AnyModule(LmHead(layer.in, layer.out));
+  }
+  throw std::logic_error("unknown architecture layer");
+}
 
 }  // namespace
 
-int zoo_layer_count(const proto::Zoo& zoo) { return zoo.layers(); }
-
-std::string zoo_unsupported(const proto::Zoo& zoo) {
-  if (zoo.name() == "mlp") return "";
-  return "the LibTorch backend builds zoo 'mlp' models so far; '" + zoo.name() +
-         "' runs in the simulators only (pipetwin simulate)";
-}
-
-std::vector<int64_t> zoo_sample_shape(const proto::Zoo& zoo, int layer) {
-  return {mlp_width(zoo, layer)};
-}
-
-torch::nn::Sequential zoo_layers(const proto::Zoo& zoo, int first, int last, uint64_t seed) {
+torch::nn::Sequential zoo_layers(const ZooArchitecture& arch, int first, int last, uint64_t seed) {
   torch::nn::Sequential stage;
   for (int l = first; l < last; ++l) {
     // Seeded per layer, so that the cut does not change the initial weights.
     torch::manual_seed(seed * 1000003 + l);
-    stage->push_back(MlpLayer(mlp_width(zoo, l), mlp_width(zoo, l + 1), l + 1 < zoo.layers()));
+    stage->push_back(make_layer(arch, arch.layers[l]));
   }
   return stage;
+}
+
+torch::Tensor zoo_loss(const ZooArchitecture& arch, const torch::Tensor& output,
+                       const torch::Tensor& target) {
+  if (arch.classes == 0) return torch::mse_loss(output, target);
+  return torch::cross_entropy_loss(output.reshape({-1, arch.classes}), target.reshape({-1}));
+}
+
+double parameter_sum(torch::nn::Module& layer) {
+  double sum = 0;
+  for (const auto& p : layer.parameters()) sum += p.sum().item<double>();
+  return sum;
 }
 
 }  // namespace pipetwin

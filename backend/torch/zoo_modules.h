@@ -1,6 +1,8 @@
 // Zoo models as LibTorch modules, one module per scenario layer, so that any contiguous
-// range of layers is a pipeline stage. Layer l's weights are drawn from a generator seeded
-// by (seed, l): a stage's initial weights do not depend on how the model is cut.
+// range of layers is a pipeline stage. The layers come from the torch-free architecture
+// (sim/model/zoo_architecture.h) that the cost model counts too. Layer l's weights are
+// drawn from a generator seeded by (seed, l): a stage's initial weights do not depend on
+// how the model is cut.
 #pragma once
 
 #include <cstdint>
@@ -8,19 +10,19 @@
 #include <vector>
 
 #include "backend/torch/torch_pch.h"
-#include "scenario.pb.h"
+#include "sim/model/zoo_architecture.h"
 
 namespace pipetwin {
 
-// Modules for layers [first, last) of the zoo model.
-torch::nn::Sequential zoo_layers(const proto::Zoo& zoo, int first, int last, uint64_t seed);
+// Modules for layers [first, last) of the model.
+torch::nn::Sequential zoo_layers(const ZooArchitecture& arch, int first, int last, uint64_t seed);
 
-// Shape of one sample at the input of layer `layer` (layer == count: the model output).
-std::vector<int64_t> zoo_sample_shape(const proto::Zoo& zoo, int layer);
+// The training loss of a microbatch, as a mean over its samples (and tokens): mean squared
+// error for regression, cross-entropy for class ids.
+torch::Tensor zoo_loss(const ZooArchitecture& arch, const torch::Tensor& output,
+                       const torch::Tensor& target);
 
-int zoo_layer_count(const proto::Zoo& zoo);
-
-// "" when the backend can build this zoo model, else why not.
-std::string zoo_unsupported(const proto::Zoo& zoo);
+// Sum of a layer's parameters: a fingerprint of trained weights, to compare runs.
+double parameter_sum(torch::nn::Module& layer);
 
 }  // namespace pipetwin

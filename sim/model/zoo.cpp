@@ -10,6 +10,7 @@
 
 #include "sim/errors.h"
 #include "sim/model/model_sources.h"
+#include "sim/model/zoo_architecture.h"
 
 namespace pipetwin {
 namespace {
@@ -96,14 +97,15 @@ std::vector<ModelLayer> vgg16(const proto::Zoo& zoo) {
   }
   const int64_t classes = zoo.num_classes();
   if (classes <= 0) field_error("num_classes", "must be positive, got " + std::to_string(classes));
+  if (!(zoo.width_scale() > 0 && zoo.width_scale() <= 1)) {
+    field_error("width_scale", "must be in (0, 1], got " + shortest(zoo.width_scale()));
+  }
 
-  constexpr int kPool = 0;
-  constexpr int kConfig[] = {64,    64,  kPool, 128, 128,   kPool, 256, 256, 256,
-                             kPool, 512, 512,   512, kPool, 512,   512, 512, kPool};
+  constexpr int64_t kPool = 0;
   std::vector<ModelLayer> layers;
   int64_t channels = 3, size = image;
   int block = 1, conv_in_block = 0;
-  for (int out : kConfig) {
+  for (int64_t out : vgg16_configuration()) {
     if (out == kPool) {
       size /= 2;
       const double act = static_cast<double>(channels * size * size) * kFp32;
@@ -112,6 +114,7 @@ std::vector<ModelLayer> vgg16(const proto::Zoo& zoo) {
       conv_in_block = 0;
       continue;
     }
+    out = vgg16_width(out, zoo.width_scale());
     const double hw = static_cast<double>(size * size);
     const double flops = 2.0 * channels * out * 9 * hw;
     const double act = out * hw * kFp32;
@@ -121,7 +124,8 @@ std::vector<ModelLayer> vgg16(const proto::Zoo& zoo) {
     channels = out;
   }
   // Classifier: flatten (512 * (image/32)^2) -> 4096 -> 4096 -> classes.
-  const int64_t dims[] = {channels * size * size, 4096, 4096, classes};
+  const int64_t fc = vgg16_width(4096, zoo.width_scale());
+  const int64_t dims[] = {channels * size * size, fc, fc, classes};
   for (int i = 0; i < 3; ++i) {
     const double act = static_cast<double>(dims[i + 1]) * kFp32;
     layers.push_back(layer("fc" + std::to_string(6 + i), 2.0 * dims[i] * dims[i + 1], act, act,

@@ -1,0 +1,38 @@
+// The correctness reference: the same training in one process, without a pipeline.
+#include "backend/torch/optimizers.h"
+#include "backend/torch/real_run.h"
+#include "backend/torch/synthetic_task.h"
+#include "backend/torch/zoo_modules.h"
+#include "sim/schedule/build_program.h"
+
+namespace pipetwin {
+
+RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions& options) {
+  torch::set_num_threads(1);
+  const ZooArchitecture arch = zoo_architecture(*setup.zoo);
+  const int layers = static_cast<int>(arch.layers.size());
+  torch::nn::Sequential model = zoo_layers(arch, 0, layers, options.seed);
+  auto optimizer = make_optimizer(setup.training.optimizer, model->parameters());
+  const int batch = setup.training.global_batch;
+  const SyntheticTask task(arch, batch, options.seed);
+  RealRunResult result;
+  for (int it = 0; it < setup.training.iterations; ++it) {
+    const torch::Tensor x = task.inputs(it), y = task.targets(it);
+    double loss_sum = 0;
+    for (const SampleRange r : equal_ranges(batch, setup.training.microbatches)) {
+      const torch::Tensor out = model->forward(x.slice(0, r.lo, r.hi));
+      // Mean over the minibatch: each microbatch weighs by its share of samples.
+      const double share = static_cast<double>(r.size()) / batch;
+      const torch::Tensor loss = zoo_loss(arch, out, y.slice(0, r.lo, r.hi)) * share;
+      loss_sum += loss.item<double>();
+      loss.backward();
+    }
+    optimizer->step();
+    optimizer->zero_grad();
+    result.losses.push_back(loss_sum);
+  }
+  for (int l = 0; l < layers; ++l) result.weights.push_back(parameter_sum(*model[l]));
+  return result;
+}
+
+}  // namespace pipetwin

@@ -1,0 +1,84 @@
+#include "sim/model/zoo_architecture.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pipetwin {
+
+const std::vector<int64_t>& vgg16_configuration() {
+  static const std::vector<int64_t> kConfig = {64, 64,  0,   128, 128, 0,   256, 256, 256,
+                                               0,  512, 512, 512, 0,   512, 512, 512, 0};
+  return kConfig;
+}
+
+int64_t vgg16_width(int64_t width, double scale) {
+  return std::max<int64_t>(1, std::llround(static_cast<double>(width) * scale));
+}
+
+namespace {
+
+ZooArchitecture gpt(const proto::Zoo& zoo) {
+  ZooArchitecture a;
+  const int64_t h = zoo.hidden(), s = zoo.seq_len();
+  a.input_vocab = a.classes = zoo.vocab();
+  a.heads = zoo.heads();
+  a.seq_len = s;
+  a.layers.push_back({ArchKind::kEmbedding, zoo.vocab(), h});
+  a.boundary_shapes.push_back({s});
+  for (int i = 0; i < zoo.layers(); ++i) {
+    a.layers.push_back({ArchKind::kTransformerBlock, h, h});
+    a.boundary_shapes.push_back({s, h});
+  }
+  a.layers.push_back({ArchKind::kLmHead, h, zoo.vocab()});
+  a.boundary_shapes.push_back({s, h});
+  a.boundary_shapes.push_back({s, zoo.vocab()});
+  return a;
+}
+
+ZooArchitecture vgg16(const proto::Zoo& zoo) {
+  ZooArchitecture a;
+  a.classes = zoo.num_classes();
+  int64_t channels = 3, size = zoo.image_size();
+  for (int64_t out : vgg16_configuration()) {
+    a.boundary_shapes.push_back({channels, size, size});
+    if (out == 0) {
+      a.layers.push_back({ArchKind::kMaxPool2, channels, channels});
+      size /= 2;
+      continue;
+    }
+    out = vgg16_width(out, zoo.width_scale());
+    a.layers.push_back({ArchKind::kConv3x3, channels, out, /*relu=*/true});
+    channels = out;
+  }
+  const int64_t fc = vgg16_width(4096, zoo.width_scale());
+  const int64_t dims[] = {channels * size * size, fc, fc, zoo.num_classes()};
+  a.boundary_shapes.push_back({channels, size, size});
+  for (int i = 0; i < 3; ++i) {
+    a.layers.push_back({ArchKind::kLinear, dims[i], dims[i + 1], i < 2, i == 0});
+    a.boundary_shapes.push_back({dims[i + 1]});
+  }
+  return a;
+}
+
+ZooArchitecture mlp(const proto::Zoo& zoo) {
+  ZooArchitecture a;
+  const int n = zoo.layers();
+  auto width = [&](int boundary) -> int64_t {
+    if (boundary == 0) return zoo.input_dim();
+    return boundary == n ? zoo.output_dim() : zoo.hidden();
+  };
+  for (int l = 0; l <= n; ++l) a.boundary_shapes.push_back({width(l)});
+  for (int l = 0; l < n; ++l)
+    a.layers.push_back({ArchKind::kLinear, width(l), width(l + 1), l + 1 < n});
+  return a;
+}
+
+}  // namespace
+
+ZooArchitecture zoo_architecture(const proto::Zoo& zoo) {
+  if (zoo.name() == "gpt") return gpt(zoo);
+  if (zoo.name() == "vgg16") return vgg16(zoo);
+  return mlp(zoo);
+}
+
+}  // namespace pipetwin
