@@ -37,6 +37,7 @@ struct RealRunResult {
   std::vector<double> losses;   // mean training loss of each iteration
   std::vector<double> weights;  // per layer: sum of its parameters after training
   double clock_offset_s = 0;    // this rank's measured offset to rank 0
+  double train_s = 0;           // run_reference: seconds of the training loop alone
 };
 
 // Runs this rank's part of `program`; every rank returns the merged result. Throws

@@ -1,4 +1,6 @@
 // The correctness reference: the same training in one process, without a pipeline.
+#include <chrono>
+
 #include "backend/torch/optimizers.h"
 #include "backend/torch/real_run.h"
 #include "backend/torch/synthetic_task.h"
@@ -16,6 +18,7 @@ RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions&
   const int batch = setup.training.global_batch;
   const SyntheticTask task(arch, batch, options.seed);
   RealRunResult result;
+  const auto start = std::chrono::steady_clock::now();
   for (int it = 0; it < setup.training.iterations; ++it) {
     const torch::Tensor x = task.inputs(it), y = task.targets(it);
     double loss_sum = 0;
@@ -31,6 +34,7 @@ RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions&
     optimizer->zero_grad();
     result.losses.push_back(loss_sum);
   }
+  result.train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (int l = 0; l < layers; ++l) result.weights.push_back(parameter_sum(*model[l]));
   return result;
 }

@@ -1,0 +1,76 @@
+// The LibTorch backend's costs (built with LibTorch only):
+// - executor overhead: a one-stage Program on one rank against the bare training loop
+//   doing the same computation (run_reference), per instruction and as a share of the
+//   step;
+// - Gloo point-to-point: one-way time and bandwidth between two ranks on loopback (two
+//   threads of this process, each its own rank).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <string>
+#include <thread>
+
+#include "backend/torch/link_calibration.h"
+#include "backend/torch/local_launcher.h"
+#include "backend/torch/real_run.h"
+#include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/resolve_scenario.h"
+#include "sim/schedule/build_program.h"
+
+namespace pipetwin {
+namespace {
+
+// The README's example MLP (hidden 512) or a tiny one (hidden 32) whose compute is so
+// short that the executor's fixed cost per instruction shows.
+void BM_ExecutorOverhead(benchmark::State& state) {
+  const int hidden = static_cast<int>(state.range(0));
+  const ResolvedScenario setup = resolve_scenario(
+      load_scenario("builtin:mlp-cpu-2rank", {"schedule.stages=1", "training.iterations=10",
+                                              "model.zoo.hidden=" + std::to_string(hidden)}));
+  const Program program = build_program(setup);
+  double executor_s = 0, bare_s = 0;
+  for (auto _ : state) {
+    RankEnvironment env;
+    env.master_port = free_local_port();
+    const RealRunResult run = run_as_rank(setup, program, env, {});
+    const double begin = *std::min_element(run.times.start_s.begin(), run.times.start_s.end());
+    const double end = *std::max_element(run.times.end_s.begin(), run.times.end_s.end());
+    executor_s += end - begin;
+    bare_s += run_reference(setup, {}).train_s;
+  }
+  const double runs = static_cast<double>(state.iterations());
+  state.counters["instructions"] = program.size();
+  state.counters["executor_ms"] = executor_s / runs * 1e3;
+  state.counters["bare_loop_ms"] = bare_s / runs * 1e3;
+  state.counters["overhead_us_per_instr"] = (executor_s - bare_s) / runs / program.size() * 1e6;
+  state.counters["overhead_pct"] = (executor_s - bare_s) / bare_s * 100;
+}
+BENCHMARK(BM_ExecutorOverhead)->Arg(512)->Arg(32)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+void BM_GlooPointToPoint(benchmark::State& state) {
+  const int64_t bytes = state.range(0);
+  for (auto _ : state) {
+    const int port = free_local_port();
+    LinkCalibration measured;
+    std::thread peer([&] {
+      RankEnvironment env;
+      env.rank = 1, env.world_size = 2, env.master_port = port;
+      calibrate_link(env, {bytes}, 9, 60);
+    });
+    RankEnvironment env;
+    env.world_size = 2, env.master_port = port;
+    measured = calibrate_link(env, {bytes}, 9, 60);
+    peer.join();
+    state.SetIterationTime(measured.samples.at(0).second);
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+BENCHMARK(BM_GlooPointToPoint)
+    ->RangeMultiplier(16)
+    ->Range(4 << 10, 64 << 20)
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
+    ->Iterations(3);
+
+}  // namespace
+}  // namespace pipetwin
