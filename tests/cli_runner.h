@@ -43,12 +43,13 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// `args` is appended to the binary path as shell words (quote paths with spaces yourself).
-inline CliResult run_pipetwin(const std::string& args) {
+// Runs `binary` with `args` appended as shell words (quote paths with spaces yourself),
+// stdin from /dev/null, and collects its exit code, stdout and stderr.
+inline CliResult run_binary(const std::string& binary, const std::string& args) {
   TempDir dir;
   const auto out = dir.path() / "out", err = dir.path() / "err";
-  const std::string command = std::string(PIPETWIN_BINARY) + " " + args + " >" + out.string() +
-                              " 2>" + err.string() + " </dev/null";
+  const std::string command =
+      binary + " " + args + " >" + out.string() + " 2>" + err.string() + " </dev/null";
   const int status = std::system(command.c_str());
   CliResult result;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -56,5 +57,8 @@ inline CliResult run_pipetwin(const std::string& args) {
   result.err = read_all(err);
   return result;
 }
+
+// The built `pipetwin` binary.
+inline CliResult run_pipetwin(const std::string& args) { return run_binary(PIPETWIN_BINARY, args); }
 
 }  // namespace pipetwin::testing

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "backend/common/link_fit.h"
 #include "backend/torch/gloo_group.h"
 #include "sim/errors.h"
 
@@ -37,29 +38,9 @@ LinkCalibration calibrate_link(const RankEnvironment& env, const std::vector<int
     }
   }
   if (env.rank != 0) return result;
-  // Least squares of the relative error (weights 1/t^2): time = latency + bytes / bw.
-  // Plain least squares would let the largest messages decide everything and leave the
-  // latency, which small pipeline messages pay, to chance.
-  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const auto& [x, y] : result.samples) {
-    const double w = 1 / (y * y);
-    n += w;
-    sx += w * x;
-    sy += w * y;
-    sxx += w * x * x;
-    sxy += w * x * y;
-  }
-  const double slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-  if (slope > 0) {
-    result.latency_s = std::max(0.0, (sy - slope * sx) / n);
-    result.bandwidth_bytes_per_s = 1 / slope;
-    return result;
-  }
-  // Noise made larger messages look no slower: take the bandwidth of the largest message
-  // and the latency of the smallest.
-  const auto [small, large] = std::minmax_element(result.samples.begin(), result.samples.end());
-  result.bandwidth_bytes_per_s = large->first / large->second;
-  result.latency_s = std::max(0.0, small->second - small->first / result.bandwidth_bytes_per_s);
+  const LinkFit fit = fit_link(result.samples);
+  result.latency_s = fit.latency_s;
+  result.bandwidth_bytes_per_s = fit.bandwidth_bytes_per_s;
   return result;
 }
 

@@ -1,12 +1,19 @@
-// `pipetwin calibrate SCENARIO [--nproc 2] [--sizes ...] [-o FILE]`: measures the link
-// between two ranks (Gloo point-to-point) and writes the scenario again with that
-// intra_node bandwidth and latency, so that the simulators predict this machine.
-// Built into `pipetwin-torch` only.
+// `pipetwin calibrate SCENARIO [--nproc 2] [--sizes ...] [--backend gloo|cuda] [-o FILE]`:
+// measures the link between two ranks (Gloo point-to-point) and writes the scenario again
+// with that intra_node bandwidth and latency, so that the simulators predict this machine.
+// `--backend cuda` measures the GPUs instead (backend/cuda: NCCL send/recv between GPUs 0
+// and 1 for intra_node, pinned host->device copies for host_link), and falls back to Gloo
+// when no GPU is visible. Built into `pipetwin-torch` only.
 #include <google/protobuf/text_format.h>
 
+#include <iomanip>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
+#if PIPETWIN_HAS_CUDA
+#include "backend/cuda/cuda_calibration.h"
+#endif
 #include "backend/torch/link_calibration.h"
 #include "backend/torch/local_launcher.h"
 #include "sim/cli/cli_app.h"
@@ -24,15 +31,105 @@ struct CalibrateArgs {
   int repeats = 9;
   double timeout_s = 60;
   std::string output;
+  std::string backend = "gloo";
 };
+
+void write_scenario(const LoadedScenario& loaded, const std::string& header,
+                    const std::string& output) {
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(loaded.scenario, &text);
+  text = header + text;
+  if (output.empty()) {
+    std::cout << text;
+  } else {
+    write_file_atomically(output, [&](std::ostream& out) { out << text; });
+    std::cerr << "calibrated scenario written to " << output << "\n";
+  }
+}
+
+#if PIPETWIN_HAS_CUDA
+// One process drives the GPUs: copies on GPU 0, NCCL between GPUs 0 and 1.
+void calibrate_with_cuda(const CalibrateArgs& args, LoadedScenario& loaded) {
+  CudaCalibration cuda;
+  try {
+    cuda = calibrate_cuda(args.sizes, args.repeats);
+  } catch (const std::exception& e) {
+    throw RuntimeFailure(std::string("CUDA calibration failed: ") + e.what());
+  }
+  auto us = [](double seconds) {
+    std::ostringstream text;
+    text << std::fixed << std::setprecision(2) << std::setw(10) << seconds * 1e6 << " us";
+    return text.str();
+  };
+  std::cerr << "CUDA calibration on " << cuda.device_name << " (" << cuda.device_count
+            << " GPU(s) visible)\n"
+            << "bytes           host->device      device->host      NCCL p2p 0->1\n";
+  for (size_t i = 0; i < cuda.h2d_samples.size(); ++i) {
+    std::cerr << std::left << std::setw(14) << static_cast<int64_t>(cuda.h2d_samples[i].first)
+              << std::right << "  " << us(cuda.h2d_samples[i].second) << "  "
+              << us(cuda.d2h_samples[i].second) << "  "
+              << (cuda.nccl_p2p_measured ? us(cuda.nccl_p2p_samples[i].second) : "   -") << "\n";
+  }
+  auto print_fit = [](const char* name, const LinkFit& fit) {
+    std::cerr << name << " fit: latency " << fit.latency_s * 1e6 << " us, bandwidth "
+              << fit.bandwidth_bytes_per_s / 1e9 << " GB/s\n";
+  };
+  print_fit("host->device", cuda.h2d);
+  print_fit("device->host", cuda.d2h);
+  std::string header =
+      "# host_link measured by `pipetwin calibrate --backend cuda` (pinned host->device "
+      "copies on " +
+      cuda.device_name + ").\n";
+  proto::Link* host = loaded.scenario.mutable_cluster()->mutable_host_link();
+  host->set_bandwidth_gbytes_per_s(cuda.h2d.bandwidth_bytes_per_s / 1e9);
+  host->set_latency_us(cuda.h2d.latency_s * 1e6);
+  if (cuda.nccl_p2p_measured) {
+    print_fit("NCCL p2p", cuda.nccl_p2p);
+    proto::Link* intra = loaded.scenario.mutable_cluster()->mutable_intra_node();
+    intra->set_bandwidth_gbytes_per_s(cuda.nccl_p2p.bandwidth_bytes_per_s / 1e9);
+    intra->set_latency_us(cuda.nccl_p2p.latency_s * 1e6);
+    header +=
+        "# intra_node measured by `pipetwin calibrate --backend cuda` (NCCL send/recv "
+        "between GPUs 0 and 1).\n";
+  } else {
+    std::cerr << "pipetwin calibrate: " << cuda.nccl_p2p_note << "\n";
+  }
+  write_scenario(loaded, header, args.output);
+}
+#endif
+
+// The command line the local ranks run: this one with `--backend gloo`.
+std::vector<std::string> with_gloo_backend(std::vector<std::string> argv) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == "--backend" && i + 1 < argv.size()) argv[i + 1] = "gloo";
+    if (argv[i].rfind("--backend=", 0) == 0) argv[i] = "--backend=gloo";
+  }
+  return argv;
+}
 
 void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& argv) {
   LoadedScenario loaded = load_scenario(args.scenario, {});
   for (int64_t s : args.sizes) {
     if (s < 4) throw InputError("--sizes: each message needs at least 4 bytes");
   }
+  std::vector<std::string> rank_argv = argv;
+  if (args.backend == "cuda") {
+#if PIPETWIN_HAS_CUDA
+    // Under a launcher (torchrun, ...) rank 0 speaks and, with GPUs, measures them alone.
+    const bool speaks = !launched_as_rank() || rank_environment().rank == 0;
+    if (const std::string reason = cuda_unavailable(); reason.empty()) {
+      if (speaks) calibrate_with_cuda(args, loaded);
+      return;
+    } else if (speaks) {
+      std::cerr << "pipetwin calibrate: " << reason << "; falling back to Gloo on CPU ranks\n";
+    }
+    rank_argv = with_gloo_backend(argv);  // the local ranks need not look again
+#else
+    throw RuntimeFailure("this build has no CUDA backend (nvcc not found at configure time)");
+#endif
+  }
   if (!launched_as_rank()) {
-    launch_local_ranks_or_throw(argv, args.nproc, args.timeout_s);
+    launch_local_ranks_or_throw(rank_argv, args.nproc, args.timeout_s);
     return;
   }
   const RankEnvironment env = rank_environment();
@@ -47,16 +144,10 @@ void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& ar
   proto::Link* intra = loaded.scenario.mutable_cluster()->mutable_intra_node();
   intra->set_bandwidth_gbytes_per_s(link.bandwidth_bytes_per_s / 1e9);
   intra->set_latency_us(link.latency_s * 1e6);
-  std::string text;
-  google::protobuf::TextFormat::PrintToString(loaded.scenario, &text);
-  text = "# intra_node measured by `pipetwin calibrate` (Gloo point-to-point, " +
-         std::to_string(args.nproc) + " ranks).\n" + text;
-  if (args.output.empty()) {
-    std::cout << text;
-  } else {
-    write_file_atomically(args.output, [&](std::ostream& out) { out << text; });
-    std::cerr << "calibrated scenario written to " << args.output << "\n";
-  }
+  write_scenario(loaded,
+                 "# intra_node measured by `pipetwin calibrate` (Gloo point-to-point, " +
+                     std::to_string(args.nproc) + " ranks).\n",
+                 args.output);
 }
 
 }  // namespace
@@ -67,9 +158,15 @@ void add_calibrate_command(CLI::App& app, const std::vector<std::string>& argv) 
   cmd->add_option("scenario", args->scenario, "scenario whose cluster to calibrate")->required();
   cmd->add_option("--nproc", args->nproc, "ranks to spawn locally")->default_val(2);
   cmd->add_option("--sizes", args->sizes, "message sizes in bytes")->delimiter(',');
-  cmd->add_option("--repeats", args->repeats, "exchanges per size (median)")->default_val(9);
+  cmd->add_option("--repeats", args->repeats, "exchanges per size (the fastest counts)")
+      ->default_val(9)
+      ->check(CLI::Range(1, 1000000));
   cmd->add_option("--timeout", args->timeout_s, "seconds any wait may take")->default_val(60);
   cmd->add_option("-o,--output", args->output, "scenario to write (default: stdout)");
+  cmd->add_option("--backend", args->backend,
+                  "gloo: CPU ranks; cuda: GPUs with CUDA + NCCL (falls back to gloo without one)")
+      ->default_val("gloo")
+      ->check(CLI::IsMember({"gloo", "cuda"}));
   cmd->callback([args, argv] { run_calibrate(*args, argv); });
 }
 
