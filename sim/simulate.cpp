@@ -48,7 +48,22 @@ SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions&
     throw RuntimeFailure(device.name + " runs out of memory: it needs " + gib(peak.bytes) + at +
                          ", more than its " + gib(device.memory_bytes) +
                          " (cluster.gpu.memory_gib). Use more stages, more microbatches, "
-                         "1F1B, or pass --allow-oom to report it instead.");
+                         "1F1B, activation offload (schedule.offload), or pass --allow-oom "
+                         "to report it instead.");
+  }
+  // Offloaded activations share their node's host memory, which is finite too.
+  for (int32_t n = 0; n < result.setup.cluster.nodes; ++n) {
+    std::vector<const MemorySamples*> curves;
+    for (int32_t d = 0; d < result.program.num_devices; ++d) {
+      if (result.setup.cluster.devices[d].node == n) curves.push_back(&result.memory.host_samples[d]);
+    }
+    const MemoryPeak peak = combined_peak(curves);
+    if (static_cast<double>(peak.bytes) <= result.setup.cluster.host_memory_bytes) continue;
+    throw RuntimeFailure("node " + std::to_string(n) + " runs out of host memory: offloaded " +
+                         "activations need " + gib(peak.bytes) + ", more than its " +
+                         gib(result.setup.cluster.host_memory_bytes) +
+                         " (cluster.host_memory_gib). Offload fewer stages or a smaller "
+                         "schedule.offload.fraction.");
   }
   // The analytic engine has no topology of its own; its traffic is shown on the links
   // the cluster's fabric would use, so that the two engines can be compared link by link.

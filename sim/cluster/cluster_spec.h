@@ -43,6 +43,8 @@ struct ClusterSpec {
   LinkSpec intra_node;
   LinkSpec inter_node;
   LinkSpec host_link;
+  bool has_host_link = false;
+  double host_memory_bytes = 0;  // per node: where offloaded activations go
   FabricSpec fabric;
   // A SimGrid XML platform (resolved path) replacing the built fabric, and the host of
   // each device on it (empty: the platform's hosts in name order).

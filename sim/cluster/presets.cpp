@@ -40,6 +40,7 @@ proto::Cluster dgx_a100() {
   // 4 PCIe Gen4 switches, each with 2 GPUs (and 2 NICs) behind it.
   set_link(c.mutable_host_link(), kPcieGen4x16, 2);
   c.mutable_host_link()->set_gpus_per_switch(2);
+  c.set_host_memory_gib(1024);  // 1 TB DDR4 (2 TB optional)
   return c;
 }
 
@@ -55,6 +56,7 @@ proto::Cluster dgx_h100() {
   // 4 PCIe Gen5 switches, each with 2 GPUs behind it.
   set_link(c.mutable_host_link(), kPcieGen5x16, 2);
   c.mutable_host_link()->set_gpus_per_switch(2);
+  c.set_host_memory_gib(2048);  // 2 TB DDR5
   return c;
 }
 
@@ -72,6 +74,7 @@ proto::Cluster pcie_8xa100() {
   // Assumption: 2 PCIe switches with 4 GPUs behind each.
   set_link(c.mutable_host_link(), kPcieGen4x16, 2);
   c.mutable_host_link()->set_gpus_per_switch(4);
+  c.set_host_memory_gib(1024);  // assumption: a typical 8-GPU PCIe server
   return c;
 }
 
@@ -82,6 +85,7 @@ proto::Cluster cpu_host() {
   set_link(c.mutable_intra_node(), 5, 20);
   set_link(c.mutable_inter_node(), 1.25, 50);  // 10 GbE, if a scenario adds nodes
   set_link(c.mutable_host_link(), 10, 1);      // "offload" on a CPU is a memcpy
+  c.set_host_memory_gib(64);
   return c;
 }
 

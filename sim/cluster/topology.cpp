@@ -95,8 +95,10 @@ Topology Topology::dedicated(const ClusterSpec& cluster,
   t.num_devices_ = static_cast<int32_t>(cluster.devices.size());
   t.nodes_ = cluster.nodes;
   t.gpus_per_node_ = cluster.gpus_per_node;
+  const int32_t devices = t.num_devices_;
   for (const auto& [a, b] : pairs) {
-    const LinkSpec& spec = cluster.link(a, b);
+    // A host endpoint at either end: a copy over the device's host link.
+    const LinkSpec& spec = a >= devices || b >= devices ? cluster.host_link : cluster.link(a, b);
     const int32_t link = t.add_link("pair" + std::to_string(a) + "_" + std::to_string(b),
                                     spec.bandwidth_bytes_per_s, spec.latency_s, false);
     t.pair_links_.push_back({{a, b}, link});

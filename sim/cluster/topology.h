@@ -42,6 +42,8 @@ class Topology {
   const std::vector<TopologyLink>& links() const { return links_; }
   int32_t num_devices() const { return num_devices_; }
   int32_t host_endpoint(int32_t node) const { return num_devices_ + node; }
+  // The host CPU of a device's node: where its offloaded activations go.
+  int32_t host_of(int32_t device) const { return host_endpoint(node(device)); }
   int32_t num_endpoints() const { return num_devices_ + nodes_; }
 
   // The links from `from` to `to`, in order. Throws std::invalid_argument if there is none

@@ -13,9 +13,14 @@ ExecutionTimes run_analytic(const Program& program, const ClusterSpec& cluster) 
   std::vector<double> durations(program.size());
   for (int32_t i = 0; i < program.size(); ++i) {
     const Instruction& instr = program.instructions[i];
-    durations[i] = is_transfer(instr.op) ? cluster.link(instr.device, instr.peer_device)
-                                               .transfer_seconds(static_cast<double>(instr.bytes))
-                                         : instr.compute_s;
+    if (is_transfer(instr.op)) {
+      durations[i] = cluster.link(instr.device, instr.peer_device)
+                         .transfer_seconds(static_cast<double>(instr.bytes));
+    } else if (is_copy(instr.op)) {
+      durations[i] = cluster.host_link.transfer_seconds(static_cast<double>(instr.bytes));
+    } else {
+      durations[i] = instr.compute_s;
+    }
   }
   for (int32_t g = 0; g < program.num_groups(); ++g) {
     std::vector<int32_t> devices;

@@ -31,6 +31,11 @@ std::vector<LinkUsage> link_usage(const Program& program, const Topology& topolo
     if (is_send(instr.op)) {
       add(instr.device, instr.peer_device, times.start_s[i], times.end_s[i],
           static_cast<double>(instr.bytes));
+    } else if (is_copy(instr.op)) {
+      const int32_t host = topology.host_of(instr.device);
+      const bool out = instr.op == Op::kOffload;
+      add(out ? instr.device : host, out ? host : instr.device, times.start_s[i], times.end_s[i],
+          static_cast<double>(instr.bytes));
     }
   }
   for (int32_t g = 0; g < program.num_groups(); ++g) {

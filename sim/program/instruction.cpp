@@ -20,6 +20,10 @@ const char* op_name(Op op) {
       return "OPTIM";
     case Op::kAllreduce:
       return "ALLREDUCE";
+    case Op::kOffload:
+      return "OFFLOAD";
+    case Op::kReload:
+      return "RELOAD";
   }
   return "?";
 }
@@ -44,6 +48,7 @@ Lane lane_of(Op op) {
   if (is_send(op)) return Lane::kSend;
   if (is_recv(op)) return Lane::kRecv;
   if (is_collective(op)) return Lane::kCollective;
+  if (is_copy(op)) return Lane::kCopy;
   return Lane::kCompute;
 }
 
@@ -67,6 +72,10 @@ const char* short_op(Op op) {
       return "OPT";
     case Op::kAllreduce:
       return "AR";
+    case Op::kOffload:
+      return "OFFLOAD";
+    case Op::kReload:
+      return "RELOAD";
   }
   return "?";
 }

@@ -14,7 +14,9 @@ enum class Op : uint8_t {
   kSendGrad,
   kRecvGrad,
   kOptim,
-  kAllreduce
+  kAllreduce,
+  kOffload,  // (part of) a FWD's stash, device -> host memory, on the copy lane
+  kReload,   // and back, before the BWD that needs it
 };
 enum class Lane : uint8_t { kCompute, kSend, kRecv, kCopy, kCollective };
 inline constexpr int kLaneCount = 5;
@@ -27,6 +29,7 @@ inline bool is_send(Op op) { return op == Op::kSendAct || op == Op::kSendGrad; }
 inline bool is_recv(Op op) { return op == Op::kRecvAct || op == Op::kRecvGrad; }
 inline bool is_transfer(Op op) { return is_send(op) || is_recv(op); }
 inline bool is_collective(Op op) { return op == Op::kAllreduce; }
+inline bool is_copy(Op op) { return op == Op::kOffload || op == Op::kReload; }
 
 // A half-open range [lo, hi) of samples of the minibatch.
 struct SampleRange {
@@ -51,7 +54,7 @@ struct Instruction {
   SampleRange range;
   int32_t iteration = 0;
   int32_t peer_device = -1;  // transfers: the other end
-  int64_t bytes = 0;         // transfers: payload; ALLREDUCE: the gradients reduced
+  int64_t bytes = 0;         // transfers, copies: payload; ALLREDUCE: the gradients reduced
   double compute_s = 0;      // compute ops: duration on this device
   int64_t stash_bytes = 0;   // FWD allocates this at its start; BWD frees it at its end
 

@@ -113,8 +113,14 @@ ClusterSpec resolve_cluster(const Checker& check, const LoadedScenario& loaded) 
   if (c.has_inter_node()) {
     cluster.inter_node = resolve_link(check, c.inter_node(), "cluster.inter_node");
   }
-  if (c.has_host_link())
+  if (c.has_host_link()) {
     cluster.host_link = resolve_link(check, c.host_link(), "cluster.host_link");
+    cluster.has_host_link = true;
+  }
+  if (c.has_host_memory_gib()) {
+    check.positive(true, c.host_memory_gib(), "cluster.host_memory_gib");
+  }
+  cluster.host_memory_bytes = (c.has_host_memory_gib() ? c.host_memory_gib() : 512) * kGiB;
   cluster.nodes = c.nodes();
   cluster.fabric = resolve_fabric(check, c);
   for (int n = 0; n < c.nodes(); ++n) {
@@ -180,7 +186,12 @@ TrainingSpec resolve_training(const Checker& check, const proto::Scenario& s) {
                std::to_string(t.microbatches()) + " microbatches cannot split a replica's " +
                    std::to_string(t.global_batch() / t.data_parallel()) + " samples");
   }
-  return {t.global_batch(), t.microbatches(), t.iterations(), t.optimizer(), t.data_parallel()};
+  if (t.mixed_precision() && t.precision() == proto::FP32) {
+    check.fail("training.mixed_precision",
+               "needs a 16-bit training.precision (FP16 or BF16) next to the fp32 master weights");
+  }
+  return {t.global_batch(), t.microbatches(), t.iterations(),    t.optimizer(),
+          t.data_parallel(), t.precision(),    t.mixed_precision()};
 }
 
 // A layer gives each direction's cost one way: fwd_ms (scaled linearly), fixed and/or
@@ -355,6 +366,52 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
   return schedule;
 }
 
+OffloadSpec resolve_offload(const Checker& check, const proto::Schedule& p, int32_t chunks,
+                            const ClusterSpec& cluster) {
+  OffloadSpec offload;
+  if (!p.has_offload()) return offload;
+  const proto::Offload& o = p.offload();
+  offload.enabled = true;
+  offload.policy = o.policy();
+  if (!cluster.has_host_link) {
+    check.fail("schedule.offload", "offload copies over cluster.host_link, which is missing");
+  }
+  if (!cluster.simgrid_platform.empty()) {
+    check.fail("schedule.offload",
+               "offload needs the platform pipetwin builds (host links per PCIe switch); "
+               "cluster.simgrid_platform has none it knows of");
+  }
+  if (o.prefetch_horizon() < 0) {
+    check.fail("schedule.offload.prefetch_horizon",
+               "must not be negative (got " + std::to_string(o.prefetch_horizon()) + ")");
+  }
+  offload.prefetch_horizon = o.prefetch_horizon();
+  if (!(o.fraction() > 0 && o.fraction() <= 1)) {
+    check.fail("schedule.offload.fraction", "must be in (0, 1] (got " + number(o.fraction()) + ")");
+  }
+  offload.fraction = o.fraction();
+  for (int i = 0; i < o.stages_size(); ++i) {
+    if (o.stages(i) < 0 || o.stages(i) >= chunks) {
+      check.fail("schedule.offload.stages[" + std::to_string(i) + "]",
+                 "no stage " + std::to_string(o.stages(i)) + " in a pipeline of " +
+                     std::to_string(chunks) + " stages");
+    }
+  }
+  if (o.policy() == proto::Offload::STAGES) {
+    if (o.stages_size() == 0) check.fail("schedule.offload.stages", "missing (policy STAGES)");
+    offload.stages.assign(o.stages().begin(), o.stages().end());
+    std::sort(offload.stages.begin(), offload.stages.end());
+    offload.stages.erase(std::unique(offload.stages.begin(), offload.stages.end()),
+                         offload.stages.end());
+  } else {
+    if (o.stages_size() > 0) {
+      check.fail("schedule.offload.stages", "only policy STAGES takes a list of stages");
+    }
+    for (int32_t c = 0; c < chunks; ++c) offload.stages.push_back(c);
+  }
+  return offload;
+}
+
 }  // namespace
 
 ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
@@ -369,6 +426,8 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   if (setup.model.layers.empty()) check.fail("model", "the model has no layers");
   setup.schedule = resolve_schedule(check, s, static_cast<int>(setup.model.layers.size()),
                                     static_cast<int>(setup.cluster.devices.size()), setup.training);
+  setup.schedule.offload =
+      resolve_offload(check, s.schedule(), setup.schedule.chunks(), setup.cluster);
   setup.simgrid.exact = s.simgrid().exact();
   if (setup.simgrid.exact && !setup.cluster.simgrid_platform.empty()) {
     check.fail("simgrid.exact",

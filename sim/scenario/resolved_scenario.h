@@ -19,6 +19,19 @@ struct TrainingSpec {
   int32_t iterations = 1;
   proto::Optimizer optimizer = proto::ADAM;
   int32_t data_parallel = 1;  // pipeline replicas; global_batch is split among them
+  proto::Precision precision = proto::FP32;
+  bool mixed_precision = false;  // fp32 master weights and optimizer state
+};
+
+// Activation offload (schedule.offload). `stages` holds the policy's choice: every stage
+// for ALL, the listed ones for STAGES, all candidates for SELECTIVE (which the scheduler
+// then narrows down).
+struct OffloadSpec {
+  bool enabled = false;
+  proto::Offload::Policy policy = proto::Offload::ALL;
+  std::vector<int32_t> stages;
+  int32_t prefetch_horizon = 2;
+  double fraction = 1.0;
 };
 
 struct ScheduleSpec {
@@ -27,6 +40,7 @@ struct ScheduleSpec {
   int32_t virtual_stages = 1;      // model chunks per device
   std::vector<int32_t> partition;  // layers per chunk; empty = balance by time
   UnequalPlan stage_plans;         // UMPIPE: each stage's forward and backward cuts
+  OffloadSpec offload;
 
   int32_t chunks() const { return stages * virtual_stages; }
 };

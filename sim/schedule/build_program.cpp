@@ -1,8 +1,12 @@
 #include "sim/schedule/build_program.h"
 
+#include <cmath>
+
+#include "sim/model/training_memory.h"
 #include "sim/partition/balanced_partition.h"
 #include "sim/program/validate_program.h"
 #include "sim/schedule/compute_order.h"
+#include "sim/schedule/selective_offload.h"
 
 namespace pipetwin {
 namespace {
@@ -46,18 +50,6 @@ std::vector<SampleRange> equal_ranges(int32_t global_batch, int32_t microbatches
   return ranges;
 }
 
-int64_t resident_bytes_per_parameter_byte(proto::Optimizer optimizer) {
-  switch (optimizer) {
-    case proto::SGD:
-      return 2;  // weights + gradients
-    case proto::MOMENTUM:
-      return 3;  // + velocity
-    case proto::ADAM:
-      return 4;  // + first and second moments
-  }
-  return 4;
-}
-
 PipelineLayout make_layout(const ResolvedScenario& setup,
                            const std::vector<int32_t>& layers_per_chunk) {
   const auto& layers = setup.model.layers;
@@ -71,7 +63,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   layout.static_bytes.assign(layout.num_devices, 0);
   const auto ranges =
       equal_ranges(setup.training.global_batch / replicas, setup.training.microbatches);
-  const int64_t resident = resident_bytes_per_parameter_byte(setup.training.optimizer);
+  const BytesPerParameter per_parameter = bytes_per_parameter(setup.training);
 
   int32_t first = 0;
   for (int32_t c = 0; c < chunks; ++c) {
@@ -82,11 +74,12 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.fwd.add(layers[l].fwd.curve(device_flops(setup, device)));
       cost.bwd.add(layers[l].bwd.curve(device_flops(setup, device)));
       cost.stash_bytes_per_sample += layers[l].stash_bytes_per_sample;
-      cost.gradient_bytes += layers[l].parameter_bytes;  // fp32 gradients
+      const double parameters = layers[l].parameter_bytes / kFp32BytesPerParameter;
+      cost.gradient_bytes += std::llround(per_parameter.gradients * parameters);
       cost.optim_s += layers[l].optim_seconds;
       for (int32_t r = 0; r < replicas; ++r) {
         layout.static_bytes[device + r * layout.devices_per_replica] +=
-            resident * layers[l].parameter_bytes;
+            std::llround(per_parameter.total() * parameters);
       }
     }
     // What crosses the cut: outputs of layers before it that a layer after it reads.
@@ -115,7 +108,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
 }
 
 Program build_program(const ResolvedScenario& setup) {
-  const PipelineLayout layout = make_layout(setup, place_layers(setup));
+  PipelineLayout layout = make_layout(setup, place_layers(setup));
   const int32_t stages = setup.schedule.stages;
   const int32_t microbatches = setup.training.microbatches;
   ComputeOrder order;
@@ -137,6 +130,15 @@ Program build_program(const ResolvedScenario& setup) {
       }
       order = flush_order(forwards, backwards);
       break;
+    }
+  }
+  const OffloadSpec& offload = setup.schedule.offload;
+  if (offload.enabled) {
+    layout.prefetch_horizon = offload.prefetch_horizon;
+    layout.offload_fraction.assign(layout.costs.size(), 0.0);
+    for (int32_t s : offload.stages) layout.offload_fraction[s] = offload.fraction;
+    if (offload.policy == proto::Offload::SELECTIVE) {
+      layout.offload_fraction = select_offloaded_stages(layout, order, setup.cluster);
     }
   }
   Program program = lower(layout, order, setup.training.iterations);

@@ -21,9 +21,6 @@ std::vector<SampleRange> equal_ranges(int32_t global_batch, int32_t microbatches
 PipelineLayout make_layout(const ResolvedScenario& setup,
                            const std::vector<int32_t>& layers_per_chunk);
 
-// Bytes per device that stay resident: weights, gradients and optimizer state.
-int64_t resident_bytes_per_parameter_byte(proto::Optimizer optimizer);
-
 // Builds the Program for the scenario's schedule kind and validates it.
 Program build_program(const ResolvedScenario& setup);
 

@@ -54,6 +54,7 @@ class Lowering {
         for (const auto& device_order : order_) {
           for (const ComputeAction& a : device_order) connect(r, a, ids[r], it);
         }
+        if (!layout_.offload_fraction.empty()) emit_offload(r, ids[r], it);
       }
       emit_updates(ids, it);
     }
@@ -168,6 +169,93 @@ class Lowering {
       const auto [first, last] = overlapping(theirs, mine);
       for (int32_t j = first; j < last; ++j) {
         produce(r, self, a, downstream, j, theirs[j].intersect(mine), it);
+      }
+    }
+  }
+
+  // One OFFLOAD or RELOAD, with where it goes on the copy lane: after the compute action
+  // at `position` of the device's compute order (offloads before reloads there).
+  struct Copy {
+    int32_t position = 0;
+    int32_t kind = 0;  // 0 offload, 1 reload
+    int32_t rank = 0;  // offloads: forward order; reloads: backward order
+    int32_t stage = 0;
+    int32_t forward = 0;         // the stage's forward microbatch
+    int32_t trigger = -1;        // reloads: compute id it waits for, if any
+    std::vector<int32_t> users;  // reloads: the BWDs that need it
+    bool operator<(const Copy& o) const {
+      return std::tie(position, kind, rank, stage) < std::tie(o.position, o.kind, o.rank, o.stage);
+    }
+  };
+
+  void emit_offload(int32_t r, const ComputeIds& ids, int32_t it) {
+    const int32_t h = layout_.prefetch_horizon;
+    for (const auto& actions : order_) {
+      std::vector<int32_t> id_at;
+      std::map<int32_t, std::vector<int32_t>> fwd_position;  // stage -> per microbatch
+      std::map<int32_t, std::vector<std::pair<int32_t, int32_t>>> backwards;  // (m, position)
+      for (int32_t p = 0; p < static_cast<int32_t>(actions.size()); ++p) {
+        const ComputeAction& a = actions[p];
+        const bool fwd = a.op == Op::kFwd;
+        id_at.push_back((fwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch]);
+        if (fwd) {
+          auto& positions = fwd_position[a.stage];
+          positions.resize(count(Op::kFwd, a.stage), -1);
+          positions[a.microbatch] = p;
+        } else {
+          backwards[a.stage].emplace_back(a.microbatch, p);
+        }
+      }
+      std::vector<Copy> copies;
+      for (const auto& [s, forward_positions] : fwd_position) {
+        if (layout_.offload_fraction[s] <= 0) continue;
+        const auto& order = backwards[s];  // the stage's BWDs in compute order
+        const auto& fwd_ranges = ranges(Op::kFwd, s);
+        for (int32_t f = 0; f < static_cast<int32_t>(fwd_ranges.size()); ++f) {
+          Copy out;
+          out.position = forward_positions[f];
+          out.rank = f;
+          out.stage = s;
+          out.forward = f;
+          copies.push_back(out);
+          Copy back = out;
+          back.kind = 1;
+          back.rank = static_cast<int32_t>(order.size());
+          for (int32_t k = 0; k < static_cast<int32_t>(order.size()); ++k) {
+            if (!ranges(Op::kBwd, s)[order[k].first].overlaps(fwd_ranges[f])) continue;
+            back.rank = std::min(back.rank, k);
+            back.users.push_back(ids.bwd[s][order[k].first]);
+          }
+          // Issued when the backward h places earlier starts (the compute op before it
+          // ends), so that it copies while h backwards run.
+          const int32_t trigger = order[std::max(back.rank - h, 0)].second - 1;
+          back.trigger = trigger >= 0 ? id_at[trigger] : -1;
+          back.position = std::max(trigger, out.position);
+          copies.push_back(back);
+        }
+      }
+      std::sort(copies.begin(), copies.end());
+      std::map<std::pair<int32_t, int32_t>, int32_t> offload_id;  // (stage, forward)
+      for (const Copy& c : copies) {
+        const StageCost& cost = layout_.costs[c.stage];
+        Instruction copy;
+        copy.op = c.kind == 0 ? Op::kOffload : Op::kReload;
+        copy.device = device(r, c.stage);
+        copy.stage = c.stage;
+        copy.microbatch = global_microbatch(r, Op::kFwd, c.stage, c.forward);
+        copy.range = range(r, Op::kFwd, c.stage, c.forward);
+        copy.iteration = it;
+        copy.bytes = std::llround(layout_.offload_fraction[c.stage] * cost.stash_bytes_per_sample *
+                                  copy.range.size());
+        const int32_t id = builder_.add(copy);
+        if (c.kind == 0) {
+          builder_.add_dependency(id, ids.fwd[c.stage][c.forward]);
+          offload_id[{c.stage, c.forward}] = id;
+          continue;
+        }
+        builder_.add_dependency(id, offload_id.at({c.stage, c.forward}));
+        if (c.trigger >= 0) builder_.add_dependency(id, c.trigger);
+        for (int32_t user : c.users) builder_.add_dependency(user, id);
       }
     }
   }

@@ -38,6 +38,11 @@ struct PipelineLayout {
   std::vector<std::vector<SampleRange>> bwd_ranges;
   std::vector<StageCost> costs;
   std::vector<int64_t> static_bytes;  // per device
+  // Activation offload: per stage, the fraction of each FWD's stash that goes to host
+  // memory (0: none; empty: no offload), and how many of the stage's backwards ahead a
+  // RELOAD is issued.
+  std::vector<double> offload_fraction;
+  int32_t prefetch_horizon = 2;
 };
 
 // Each replica's microbatches are numbered after the previous replica's, so that
@@ -49,6 +54,14 @@ struct PipelineLayout {
 // device); a BWD waits for the overlapping gradient ranges of stage s+1 and for its
 // own stage's forwards of those samples. SENDs sit on the producer's send lane in
 // production order, RECVs on the consumer's recv lane in consumption order.
+//
+// Offload: an OFFLOAD follows each offloaded FWD on the device's copy lane. The RELOAD of
+// forward f is issued when the stage's backward h places before the first BWD that needs
+// f starts, i.e. when the compute op before that backward ends (h = prefetch_horizon,
+// counted in the stage's backward order; the stage's first BWD when there is none that
+// early): it then copies while h backwards run, and with h = 0 not at all. Every BWD of
+// f's samples waits for that RELOAD. The copy lane holds OFFLOADs and RELOADs in the
+// compute-lane order of what triggers them.
 Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations);
 
 }  // namespace pipetwin

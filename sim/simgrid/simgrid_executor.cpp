@@ -18,11 +18,22 @@ namespace sg4 = simgrid::s4u;
 
 char token;  // payloads are simulated bytes; nothing real travels
 
-// Sender -> receiver pairs of every SEND and of every ring all-reduce step.
-std::vector<std::pair<int32_t, int32_t>> communicating_pairs(const Program& program) {
+// The host endpoint (a platform host after the devices) of a device's node.
+int32_t host_endpoint_of(const ClusterSpec& cluster, int32_t device) {
+  return static_cast<int32_t>(cluster.devices.size()) + cluster.devices[device].node;
+}
+
+// Sender -> receiver pairs of every SEND, every offload copy (both ways) and every ring
+// all-reduce step.
+std::vector<std::pair<int32_t, int32_t>> communicating_pairs(const Program& program,
+                                                             const ClusterSpec& cluster) {
   std::vector<std::pair<int32_t, int32_t>> pairs;
   for (const Instruction& instr : program.instructions) {
     if (is_send(instr.op)) pairs.emplace_back(instr.device, instr.peer_device);
+    if (instr.op == Op::kOffload) {
+      pairs.emplace_back(instr.device, host_endpoint_of(cluster, instr.device));
+      pairs.emplace_back(host_endpoint_of(cluster, instr.device), instr.device);
+    }
   }
   for (int32_t g = 0; g < program.num_groups(); ++g) {
     const auto members = program.members_of_group(g);
@@ -40,8 +51,9 @@ std::vector<std::pair<int32_t, int32_t>> communicating_pairs(const Program& prog
 // safe; a condition variable per lane wakes an actor whose next instruction became ready.
 class LaneRunner {
  public:
-  LaneRunner(const Program& program, const std::vector<sg4::Host*>& hosts)
-      : p_(program), hosts_(hosts), remaining_(program.size()) {
+  LaneRunner(const Program& program, const ClusterSpec& cluster,
+             const std::vector<sg4::Host*>& hosts)
+      : p_(program), cluster_(cluster), hosts_(hosts), remaining_(program.size()) {
     for (int32_t i = 0; i < p_.size(); ++i) remaining_[i] = p_.dep_begin[i + 1] - p_.dep_begin[i];
     const int32_t lanes = p_.num_devices * kLaneCount;
     for (int32_t l = 0; l < lanes; ++l) {
@@ -95,6 +107,15 @@ class LaneRunner {
       record(i, comm->get_start_time(), comm->get_finish_time());
     } else if (is_collective(instr.op)) {
       ring_allreduce(i);
+    } else if (is_copy(instr.op)) {
+      // Over the device's host link, which the GPUs behind one PCIe switch share.
+      sg4::Host* device = hosts_[instr.device];
+      sg4::Host* host = hosts_[host_endpoint_of(cluster_, instr.device)];
+      const bool out = instr.op == Op::kOffload;
+      sg4::CommPtr comm = sg4::Comm::sendto_async(out ? device : host, out ? host : device,
+                                                  static_cast<uint64_t>(instr.bytes));
+      comm->wait();
+      record(i, comm->get_start_time(), comm->get_finish_time());
     } else {
       const double flops = instr.compute_s * hosts_[instr.device]->get_speed();
       sg4::ExecPtr exec = sg4::this_actor::exec_init(flops);
@@ -144,6 +165,7 @@ class LaneRunner {
   }
 
   const Program& p_;
+  const ClusterSpec& cluster_;
   const std::vector<sg4::Host*>& hosts_;
   std::vector<int32_t> remaining_;
   std::vector<sg4::MutexPtr> mutexes_;
@@ -180,11 +202,11 @@ std::string simulate_in_this_process(const Program& program, const ClusterSpec& 
   std::vector<sg4::Host*> hosts;
   if (cluster.simgrid_platform.empty()) {
     const Topology topology = simgrid_topology(program, cluster, settings);
-    hosts = build_s4u_platform(topology, cluster, communicating_pairs(program));
+    hosts = build_s4u_platform(topology, cluster, communicating_pairs(program, cluster));
   } else {
     hosts = load_s4u_platform(engine, cluster);
   }
-  LaneRunner runner(program, hosts);
+  LaneRunner runner(program, cluster, hosts);
   runner.start_actors();
   engine.run();
   if (runner.completed() != program.size()) {
@@ -199,7 +221,7 @@ std::string simulate_in_this_process(const Program& program, const ClusterSpec& 
 
 Topology simgrid_topology(const Program& program, const ClusterSpec& cluster,
                           const SimgridSettings& settings) {
-  return settings.exact ? Topology::dedicated(cluster, communicating_pairs(program))
+  return settings.exact ? Topology::dedicated(cluster, communicating_pairs(program, cluster))
                         : Topology::shared(cluster);
 }
 

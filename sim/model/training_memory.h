@@ -1,0 +1,24 @@
+// What a parameter costs in device memory while it trains: its weight, its gradient and
+// the optimizer's state, by precision and optimizer. Model parameter_bytes are fp32
+// bytes, so a layer has parameter_bytes / 4 parameters.
+#pragma once
+
+#include "sim/scenario/resolved_scenario.h"
+
+namespace pipetwin {
+
+struct BytesPerParameter {
+  double weights = 4;
+  double gradients = 4;
+  double optimizer = 8;  // Adam's two moments; with mixed precision also the fp32 master
+  double total() const { return weights + gradients + optimizer; }
+};
+
+//   fp32:               4 + 4 + {SGD 0, momentum 4, Adam 8}
+//   fp16/bf16:          2 + 2 + {SGD 0, momentum 2, Adam 4}
+//   mixed (16-bit):     2 + 2 + 4 master + {SGD 0, momentum 4, Adam 8}: 16 with Adam (ZeRO)
+BytesPerParameter bytes_per_parameter(const TrainingSpec& training);
+
+inline constexpr double kFp32BytesPerParameter = 4;
+
+}  // namespace pipetwin
