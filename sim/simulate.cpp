@@ -55,7 +55,8 @@ SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions&
   for (int32_t n = 0; n < result.setup.cluster.nodes; ++n) {
     std::vector<const MemorySamples*> curves;
     for (int32_t d = 0; d < result.program.num_devices; ++d) {
-      if (result.setup.cluster.devices[d].node == n) curves.push_back(&result.memory.host_samples[d]);
+      if (result.setup.cluster.devices[d].node == n)
+        curves.push_back(&result.memory.host_samples[d]);
     }
     const MemoryPeak peak = combined_peak(curves);
     if (static_cast<double>(peak.bytes) <= result.setup.cluster.host_memory_bytes) continue;

@@ -190,7 +190,7 @@ TrainingSpec resolve_training(const Checker& check, const proto::Scenario& s) {
     check.fail("training.mixed_precision",
                "needs a 16-bit training.precision (FP16 or BF16) next to the fp32 master weights");
   }
-  return {t.global_batch(), t.microbatches(), t.iterations(),    t.optimizer(),
+  return {t.global_batch(),  t.microbatches(), t.iterations(),     t.optimizer(),
           t.data_parallel(), t.precision(),    t.mixed_precision()};
 }
 
