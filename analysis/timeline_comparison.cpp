@@ -163,6 +163,16 @@ TimelineComparison compare_timelines(const Timeline& a, const Timeline& b) {
                                          : relative(c.makespan_b_s, c.makespan_a_s);
   c.bubble_a = ma.bubble_ratio;
   c.bubble_b = mb.bubble_ratio;
+  std::map<int32_t, TimelineComparison::PeakMemory> peaks;
+  for (const DeviceMetrics& d : ma.devices) {
+    peaks[d.id].device = d.id;
+    peaks[d.id].a_bytes = d.peak_memory_bytes;
+  }
+  for (const DeviceMetrics& d : mb.devices) {
+    peaks[d.id].device = d.id;
+    peaks[d.id].b_bytes = d.peak_memory_bytes;
+  }
+  for (const auto& [id, peak] : peaks) c.peak_memory.push_back(peak);
   c.spans_a = static_cast<int64_t>(a.spans.size());
   c.spans_b = static_cast<int64_t>(b.spans.size());
 

@@ -84,6 +84,14 @@ struct TimelineComparison {
   double makespan_error = 0;  // makespan_b / makespan_a - 1; 0 when both are 0
   double bubble_a = 0;
   double bubble_b = 0;
+  // Peak of each device's memory counter (same device ids on both sides; a device that
+  // only one side has counts 0 on the other).
+  struct PeakMemory {
+    int32_t device = 0;
+    double a_bytes = 0;
+    double b_bytes = 0;
+  };
+  std::vector<PeakMemory> peak_memory;
 
   int64_t spans_a = 0;
   int64_t spans_b = 0;

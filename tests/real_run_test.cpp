@@ -240,5 +240,30 @@ INSTANTIATE_TEST_SUITE_P(ZooModels, RealRunModules,
                                            "builtin:vgg16-cpu-2rank"),
                          [](const auto& info) { return "case" + std::to_string(info.index); });
 
+// On CPU the backend counts the activation tensors each forward's layers produced (what
+// autograd keeps): for the MLP they equal the cost model's stash bytes exactly, and the
+// measured peak memory equals the simulated one up to one receive buffer (when the next
+// gradient arrives relative to the end of a backward is a race of similar durations).
+TEST(RealRunMemory, MeasuredStashEqualsTheModelForAnMlp) {
+  SKIP_WITHOUT_TORCH();
+  const std::string sets = " --set schedule.kind=GPIPE --set training.iterations=1 --json";
+  const nlohmann::json run = run_scenario_json("builtin:mlp-cpu-2rank" + sets);
+  ASSERT_FALSE(run.empty());
+  ASSERT_EQ(run["stash_bytes_per_sample"].size(), 2u);
+  for (const auto& stage : run["stash_bytes_per_sample"]) {
+    EXPECT_GT(stage["measured"].get<double>(), 0);
+    EXPECT_EQ(stage["measured"].get<double>(), stage["model"].get<double>()) << stage.dump();
+  }
+  const CliResult sim = run_pipetwin("simulate builtin:mlp-cpu-2rank" + sets);
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const nlohmann::json simulated = nlohmann::json::parse(sim.out);
+  const double receive_buffer = 8 * 512 * 4;  // one microbatch's activations or gradients
+  for (int d = 0; d < 2; ++d) {
+    EXPECT_NEAR(run["devices"][d]["peak_memory_bytes"].get<double>(),
+                simulated["devices"][d]["peak_memory_bytes"].get<double>(), receive_buffer)
+        << "device " << d;
+  }
+}
+
 }  // namespace
 }  // namespace pipetwin

@@ -61,6 +61,7 @@ class RankExecutor {
         task_(arch_, setup.training.global_batch, options.seed),
         produced_(program.size()),
         stash_(program.size()),
+        measured_stash_(program.size(), 0),
         done_(program.size(), 0) {
     torch::set_num_threads(1);  // ranks share the machine's cores
     // This rank's stages: with replicas and interleaving, whatever the Program puts here.
@@ -196,6 +197,8 @@ class RankExecutor {
         return;
       case Op::kAllreduce:
         return allreduce(i);
+      default:  // real_run_unsupported turns these schedules away first
+        throw RuntimeFailure(std::string("the LibTorch backend does not run ") + op_name(ins.op));
     }
   }
 
@@ -232,7 +235,15 @@ class RankExecutor {
     input = input.detach().requires_grad_(ins.stage > 0);
     Stash& stash = stash_[i];
     stash.input = input;
-    stash.output = stages_.at(ins.stage)->forward(input);
+    // Layer by layer, to count the activations the backward keeps: each layer's output.
+    torch::Tensor x = input;
+    int64_t kept = 0;
+    for (auto& layer : *stages_.at(ins.stage)) {
+      x = layer.forward(x);
+      kept += x.numel() * static_cast<int64_t>(x.element_size());
+    }
+    measured_stash_[i] = kept;
+    stash.output = x;
     stash.rows_left = ins.range.size();
     produced_[i] = stash.output;
   }
@@ -367,12 +378,13 @@ class RankExecutor {
   RealRunResult gather(double offset) {
     const int64_t n = p_.size();
     const int layers = static_cast<int>(arch_.layers.size());
-    torch::Tensor all = torch::zeros({2 * n + p_.iterations + layers}, torch::kFloat64);
+    torch::Tensor all = torch::zeros({3 * n + p_.iterations + layers}, torch::kFloat64);
     auto data = all.accessor<double, 1>();
     for (int32_t i = 0; i < n; ++i) {
       if (p_.instructions[i].device != env_.rank) continue;
       data[i] = times_.start_s[i];
       data[n + i] = times_.end_s[i];
+      data[2 * n + p_.iterations + layers + i] = static_cast<double>(measured_stash_[i]);
     }
     // Every replica's last stage holds its share of each iteration's loss.
     for (int it = 0; it < p_.iterations; ++it) data[2 * n + it] = losses_[it];
@@ -406,6 +418,9 @@ class RankExecutor {
     }
     result.losses.assign(merged + 2 * n, merged + 2 * n + p_.iterations);
     result.weights.assign(merged + 2 * n + p_.iterations, merged + 2 * n + p_.iterations + layers);
+    for (int32_t i = 0; i < n; ++i) {
+      result.stash_bytes.push_back(std::llround(merged[2 * n + p_.iterations + layers + i]));
+    }
     return result;
   }
 
@@ -421,6 +436,7 @@ class RankExecutor {
   std::map<int, std::unique_ptr<torch::optim::Optimizer>> optimizers_;
   std::vector<torch::Tensor> produced_;  // FWD: output; BWD: input gradient; RECV: payload
   std::vector<Stash> stash_;             // FWD: what its backward needs
+  std::vector<int64_t> measured_stash_;  // FWD: bytes of its layers' outputs
   std::vector<char> done_;
   std::vector<double> losses_;
   ExecutionTimes times_;
@@ -435,10 +451,39 @@ class RankExecutor {
 
 }  // namespace
 
+Program with_measured_stash(const Program& program, const RealRunResult& run) {
+  Program measured = program;
+  // Per stage, bytes per sample as measured; a BWD frees its own samples' share.
+  std::map<int32_t, double> per_sample;
+  for (int32_t i = 0; i < program.size(); ++i) {
+    const Instruction& ins = program.instructions[i];
+    if (ins.op != Op::kFwd) continue;
+    measured.instructions[i].stash_bytes = run.stash_bytes[i];
+    per_sample[ins.stage] = static_cast<double>(run.stash_bytes[i]) / ins.range.size();
+  }
+  for (Instruction& ins : measured.instructions) {
+    if (ins.op == Op::kBwd)
+      ins.stash_bytes = std::llround(per_sample[ins.stage] * ins.range.size());
+  }
+  return measured;
+}
+
 std::string real_run_unsupported(const ResolvedScenario& setup, const Program& program) {
   if (!setup.zoo) {
     return "the LibTorch backend builds zoo models (model.zoo); explicit layers and profiles "
            "have no architecture to run";
+  }
+  if (setup.schedule.kind == proto::PIPEFB) {
+    // A backward on another process cannot walk the forward's autograd graph; it would
+    // have to recompute the forward, which the PipeFB Program does not describe.
+    return "the LibTorch backend cannot split a stage's forward and backward across ranks "
+           "(schedule.kind PIPEFB); simulate it with pipetwin simulate";
+  }
+  if (setup.schedule.offload.enabled) {
+    // LibTorch 1.13's C++ API has no saved-tensor hooks, so the tensors autograd keeps
+    // cannot be moved out and back; copying them would leave the originals in place.
+    return "the LibTorch backend cannot offload autograd's saved activations (schedule.offload); "
+           "simulate offload with pipetwin simulate";
   }
   return "";
 }

@@ -38,6 +38,9 @@ struct RealRunResult {
   std::vector<double> weights;  // per layer: sum of its parameters after training
   double clock_offset_s = 0;    // this rank's measured offset to rank 0
   double train_s = 0;           // run_reference: seconds of the training loop alone
+  // Per instruction (FWDs only, else 0): bytes of the activation tensors the FWD's layers
+  // produced and autograd keeps for the backward, counted from the live tensors.
+  std::vector<int64_t> stash_bytes;
 };
 
 // Runs this rank's part of `program`; every rank returns the merged result. Throws
@@ -49,6 +52,10 @@ RealRunResult run_as_rank(const ResolvedScenario& setup, const Program& program,
 // whole model in order, gradients accumulated over the minibatch. The correctness
 // reference the pipeline must equal.
 RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions& options);
+
+// The Program with its FWDs' and BWDs' stash bytes replaced by the measured ones, so that
+// memory_curve gives the measured run's memory the way the simulators account it.
+Program with_measured_stash(const Program& program, const RealRunResult& run);
 
 // Why this scenario cannot run for real, or "" if it can.
 std::string real_run_unsupported(const ResolvedScenario& setup, const Program& program);

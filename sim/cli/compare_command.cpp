@@ -74,6 +74,14 @@ nlohmann::json difference_json(const SpanDifference& d) {
           {"start_error_s", d.start_error_s()}};
 }
 
+nlohmann::json peak_memory_json(const TimelineComparison& c) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const TimelineComparison::PeakMemory& p : c.peak_memory) {
+    list.push_back({{"device", p.device}, {"a_bytes", p.a_bytes}, {"b_bytes", p.b_bytes}});
+  }
+  return list;
+}
+
 nlohmann::json unmatched_json(const std::vector<UnmatchedSpan>& spans) {
   nlohmann::json list = nlohmann::json::array();
   for (const UnmatchedSpan& s : spans) {
@@ -115,6 +123,7 @@ nlohmann::json comparison_json(const TimelineComparison& c, const CompareArgs& a
           {"makespan_error", c.makespan_error},
           {"bubble_a", c.bubble_a},
           {"bubble_b", c.bubble_b},
+          {"peak_memory", peak_memory_json(c)},
           {"spans_a", c.spans_a},
           {"spans_b", c.spans_b},
           {"matched", c.matched},
@@ -190,6 +199,11 @@ void print_comparison(std::ostream& out, const TimelineComparison& c, const Comp
       << pad("bubble", 10) << pad(format_number("%.1f%%", 100 * c.bubble_a), col)
       << pad(format_number("%.1f%%", 100 * c.bubble_b), col)
       << format_number("%+.1f points", 100 * (c.bubble_b - c.bubble_a)) << "\n";
+  for (const TimelineComparison::PeakMemory& p : c.peak_memory) {
+    out << pad("mem dev" + std::to_string(p.device), 10) << pad(format_gib(p.a_bytes), col)
+        << pad(format_gib(p.b_bytes), col)
+        << (p.a_bytes > 0 ? signed_percent(p.b_bytes / p.a_bytes - 1) : std::string("-")) << "\n";
+  }
 
   const std::string error_header = "|" + lb + " - " + la + "|";
   const size_t first = std::max<size_t>(12, error_header.size() + 2);

@@ -4,6 +4,7 @@
 // ranks itself on 127.0.0.1; under torchrun, srun or mpirun each process is one rank.
 // Built into `pipetwin-torch` only (see sim/CMakeLists.txt).
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "analysis/metrics.h"
@@ -31,13 +32,32 @@ struct RunArgs {
   uint64_t seed = 1;
 };
 
+// Per stage: the activation bytes per sample the live tensors held (measured) and what
+// the cost model's layers say (the Program's FWD stash).
+nlohmann::json stash_comparison(const Program& program, const RealRunResult& run) {
+  std::map<int32_t, std::pair<double, double>> per_stage;  // stage -> (measured, model)
+  for (int32_t i = 0; i < program.size(); ++i) {
+    const Instruction& ins = program.instructions[i];
+    if (ins.op != Op::kFwd || per_stage.count(ins.stage)) continue;
+    per_stage[ins.stage] = {static_cast<double>(run.stash_bytes[i]) / ins.range.size(),
+                            static_cast<double>(ins.stash_bytes) / ins.range.size()};
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [stage, bytes] : per_stage) {
+    list.push_back({{"stage", stage}, {"measured", bytes.first}, {"model", bytes.second}});
+  }
+  return list;
+}
+
 void report(const RunArgs& args, const ResolvedScenario& setup, const Program& program,
             const RealRunResult& run) {
   SimulationResult result;
   result.setup = setup;
   result.program = program;
   result.times = run.times;
-  result.memory = memory_curve(program, run.times);
+  // Activation memory as measured (the tensors each forward's layers produced); resident
+  // bytes and receive buffers as the Program accounts them, as in the simulators.
+  result.memory = memory_curve(with_measured_stash(program, run), run.times);
   result.timeline = make_timeline(program, setup.cluster, run.times, result.memory, "torch");
   const RunMetrics metrics =
       compute_metrics(result.timeline, setup.training.iterations, setup.training.global_batch);
@@ -46,6 +66,7 @@ void report(const RunArgs& args, const ResolvedScenario& setup, const Program& p
     nlohmann::json j = report_json(result, metrics);
     j["losses"] = run.losses;
     j["layer_weight_sums"] = run.weights;
+    j["stash_bytes_per_sample"] = stash_comparison(program, run);
     std::cout << j.dump(2) << "\n";
     return;
   }

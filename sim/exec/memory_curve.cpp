@@ -53,8 +53,12 @@ MemoryCurve memory_curve(const Program& program, const ExecutionTimes& times) {
       case Op::kBwd:
         if (instr.stash_bytes > 0) events.push_back({times.end_s[i], -instr.stash_bytes, i});
         break;
+      case Op::kSendStash:  // the stash has left the forward device
+        if (instr.stash_bytes > 0) events.push_back({times.end_s[i], -instr.stash_bytes, i});
+        break;
       case Op::kRecvAct:
       case Op::kRecvGrad:
+      case Op::kRecvStash:
         if (const int32_t user = consumer_of(program, i); user >= 0 && instr.bytes > 0) {
           events.push_back({times.start_s[i], instr.bytes, i});
           events.push_back({times.end_s[user], -instr.bytes, user});

@@ -1,7 +1,9 @@
 // Device memory over time, from a Program and when its instructions ran. Shared by
 // every executor, so that simulated and measured runs account memory the same way:
 // * resident bytes (weights, gradients, optimizer state) from time 0;
-// * each FWD's stash from its start until the end of the BWD of those samples;
+// * each FWD's stash from its start until the end of the BWD of those samples (PipeFB:
+//   on the forward device until its SEND_STASH ends, then as the backward device's
+//   receive buffer);
 // * receive buffers: a RECV's payload from its start until the compute op that consumes
 //   it has finished (after that it is part of the stash, or gone);
 // * offload: an OFFLOAD frees its bytes on the device when its copy ends and holds them in

@@ -24,8 +24,39 @@ const char* op_name(Op op) {
       return "OFFLOAD";
     case Op::kReload:
       return "RELOAD";
+    case Op::kSendStash:
+      return "SEND_STASH";
+    case Op::kRecvStash:
+      return "RECV_STASH";
+    case Op::kSendWeights:
+      return "SEND_WEIGHTS";
+    case Op::kRecvWeights:
+      return "RECV_WEIGHTS";
   }
   return "?";
+}
+
+Op partner_op(Op op) {
+  switch (op) {
+    case Op::kSendAct:
+      return Op::kRecvAct;
+    case Op::kRecvAct:
+      return Op::kSendAct;
+    case Op::kSendGrad:
+      return Op::kRecvGrad;
+    case Op::kRecvGrad:
+      return Op::kSendGrad;
+    case Op::kSendStash:
+      return Op::kRecvStash;
+    case Op::kRecvStash:
+      return Op::kSendStash;
+    case Op::kSendWeights:
+      return Op::kRecvWeights;
+    case Op::kRecvWeights:
+      return Op::kSendWeights;
+    default:
+      return op;
+  }
 }
 
 const char* lane_name(Lane lane) {
@@ -76,6 +107,14 @@ const char* short_op(Op op) {
       return "OFFLOAD";
     case Op::kReload:
       return "RELOAD";
+    case Op::kSendStash:
+      return "SEND_S";
+    case Op::kRecvStash:
+      return "RECV_S";
+    case Op::kSendWeights:
+      return "SEND_W";
+    case Op::kRecvWeights:
+      return "RECV_W";
   }
   return "?";
 }
@@ -84,7 +123,10 @@ const char* short_op(Op op) {
 
 std::string instruction_text(const Instruction& instr, bool show_range) {
   std::string text = std::to_string(instr.stage) + short_op(instr.op);
-  if (instr.op == Op::kOptim || instr.op == Op::kAllreduce) return text;
+  if (instr.op == Op::kOptim || instr.op == Op::kAllreduce || instr.op == Op::kSendWeights ||
+      instr.op == Op::kRecvWeights) {
+    return text;
+  }
   if (show_range) {
     text += "[" + std::to_string(instr.range.lo) + "," + std::to_string(instr.range.hi) + ")";
   } else {

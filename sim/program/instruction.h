@@ -17,6 +17,12 @@ enum class Op : uint8_t {
   kAllreduce,
   kOffload,  // (part of) a FWD's stash, device -> host memory, on the copy lane
   kReload,   // and back, before the BWD that needs it
+  // PipeFB: a stage's forward device hands the stash to its backward device, which sends
+  // the updated weights back after OPTIM.
+  kSendStash,
+  kRecvStash,
+  kSendWeights,
+  kRecvWeights,
 };
 enum class Lane : uint8_t { kCompute, kSend, kRecv, kCopy, kCollective };
 inline constexpr int kLaneCount = 5;
@@ -25,8 +31,16 @@ const char* op_name(Op op);        // "FWD", "SEND_ACT", ...
 const char* lane_name(Lane lane);  // "compute", "send", ...
 Lane lane_of(Op op);
 
-inline bool is_send(Op op) { return op == Op::kSendAct || op == Op::kSendGrad; }
-inline bool is_recv(Op op) { return op == Op::kRecvAct || op == Op::kRecvGrad; }
+inline bool is_send(Op op) {
+  return op == Op::kSendAct || op == Op::kSendGrad || op == Op::kSendStash ||
+         op == Op::kSendWeights;
+}
+inline bool is_recv(Op op) {
+  return op == Op::kRecvAct || op == Op::kRecvGrad || op == Op::kRecvStash ||
+         op == Op::kRecvWeights;
+}
+// The RECV that pairs with a SEND of this kind, and vice versa.
+Op partner_op(Op op);
 inline bool is_transfer(Op op) { return is_send(op) || is_recv(op); }
 inline bool is_collective(Op op) { return op == Op::kAllreduce; }
 inline bool is_copy(Op op) { return op == Op::kOffload || op == Op::kReload; }
@@ -56,7 +70,9 @@ struct Instruction {
   int32_t peer_device = -1;  // transfers: the other end
   int64_t bytes = 0;         // transfers, copies: payload; ALLREDUCE: the gradients reduced
   double compute_s = 0;      // compute ops: duration on this device
-  int64_t stash_bytes = 0;   // FWD allocates this at its start; BWD frees it at its end
+  // FWD allocates this at its start; BWD frees it at its end; a SEND_STASH frees it on
+  // the forward device when the stash has left.
+  int64_t stash_bytes = 0;
 
   Lane lane() const { return lane_of(op); }
 };

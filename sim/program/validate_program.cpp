@@ -52,10 +52,7 @@ void check_transfers(const Program& p) {
       reject(p.describe(i) + " has no matching " + (is_send(a.op) ? "RECV" : "SEND"));
     }
     const Instruction& b = p.instructions[j];
-    const bool kinds_match = (a.op == Op::kSendAct && b.op == Op::kRecvAct) ||
-                             (a.op == Op::kRecvAct && b.op == Op::kSendAct) ||
-                             (a.op == Op::kSendGrad && b.op == Op::kRecvGrad) ||
-                             (a.op == Op::kRecvGrad && b.op == Op::kSendGrad);
+    const bool kinds_match = partner_op(a.op) == b.op && a.op != b.op;
     if (p.partner[j] != i || !kinds_match) {
       reject(p.describe(i) + " is paired with " + p.describe(j) + ", which does not match it");
     }

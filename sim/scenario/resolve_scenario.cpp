@@ -318,6 +318,16 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
   schedule.kind = p.kind();
   check.positive(p.has_stages(), p.stages(), "schedule.stages");
   schedule.stages = p.stages();
+  if (p.kind() == proto::PIPEFB) {
+    if (training.data_parallel > 1) {
+      check.fail("training.data_parallel", "PIPEFB runs one pipeline (data_parallel 1)");
+    }
+    if (2 * p.stages() > devices) {
+      check.fail("schedule.stages", "PIPEFB puts each of the " + std::to_string(p.stages()) +
+                                        " stages on two devices, more than the cluster's " +
+                                        std::to_string(devices));
+    }
+  }
   if (p.stages() * training.data_parallel > devices) {
     check.fail("schedule.stages",
                std::to_string(p.stages()) + " stages" +

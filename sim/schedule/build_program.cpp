@@ -6,6 +6,7 @@
 #include "sim/partition/balanced_partition.h"
 #include "sim/program/validate_program.h"
 #include "sim/schedule/compute_order.h"
+#include "sim/schedule/pipefb_program.h"
 #include "sim/schedule/selective_offload.h"
 
 namespace pipetwin {
@@ -76,6 +77,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.stash_bytes_per_sample += layers[l].stash_bytes_per_sample;
       const double parameters = layers[l].parameter_bytes / kFp32BytesPerParameter;
       cost.gradient_bytes += std::llround(per_parameter.gradients * parameters);
+      cost.weight_bytes += std::llround(per_parameter.weights * parameters);
       cost.optim_s += layers[l].optim_seconds;
       for (int32_t r = 0; r < replicas; ++r) {
         layout.static_bytes[device + r * layout.devices_per_replica] +=
@@ -131,6 +133,8 @@ Program build_program(const ResolvedScenario& setup) {
       order = flush_order(forwards, backwards);
       break;
     }
+    case proto::PIPEFB:
+      break;  // pipefb_program orders its devices itself
   }
   const OffloadSpec& offload = setup.schedule.offload;
   if (offload.enabled) {
@@ -141,7 +145,9 @@ Program build_program(const ResolvedScenario& setup) {
       layout.offload_fraction = select_offloaded_stages(layout, order, setup.cluster);
     }
   }
-  Program program = lower(layout, order, setup.training.iterations);
+  Program program = setup.schedule.kind == proto::PIPEFB
+                        ? pipefb_program(layout, setup.training, setup.training.iterations)
+                        : lower(layout, order, setup.training.iterations);
   validate_program(program);
   return program;
 }

@@ -19,6 +19,7 @@ struct StageCost {
   double output_bytes_per_sample = 0;  // activations to the next stage (and grads back)
   double stash_bytes_per_sample = 0;   // kept from FWD until BWD
   int64_t gradient_bytes = 0;          // all-reduced across data-parallel replicas
+  int64_t weight_bytes = 0;            // the stage's weights in the training precision
   double optim_s = 0;                  // the stage's optimizer step
 };
 
