@@ -217,7 +217,6 @@ class Lowering {
           out.rank = f;
           out.stage = s;
           out.forward = f;
-          copies.push_back(out);
           Copy back = out;
           back.kind = 1;
           back.rank = static_cast<int32_t>(order.size());
@@ -229,8 +228,12 @@ class Lowering {
           // Issued when the backward h places earlier starts (the compute op before it
           // ends), so that it copies while h backwards run.
           const int32_t trigger = order[std::max(back.rank - h, 0)].second - 1;
-          back.trigger = trigger >= 0 ? id_at[trigger] : -1;
-          back.position = std::max(trigger, out.position);
+          // A stash whose reload would be due before its offload even starts stays on the
+          // device: the round trip would only delay its backward.
+          if (trigger <= out.position) continue;
+          back.trigger = id_at[trigger];
+          back.position = trigger;
+          copies.push_back(out);
           copies.push_back(back);
         }
       }

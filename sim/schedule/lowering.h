@@ -61,8 +61,10 @@ struct PipelineLayout {
 // f starts, i.e. when the compute op before that backward ends (h = prefetch_horizon,
 // counted in the stage's backward order; the stage's first BWD when there is none that
 // early): it then copies while h backwards run, and with h = 0 not at all. Every BWD of
-// f's samples waits for that RELOAD. The copy lane holds OFFLOADs and RELOADs in the
-// compute-lane order of what triggers them.
+// f's samples waits for that RELOAD. A forward whose RELOAD would be due as soon as it
+// ends (the last h forwards before a backward, e.g. on 1F1B's last stage) keeps its stash:
+// the round trip could only delay the backward. The copy lane holds OFFLOADs and RELOADs
+// in the compute-lane order of what triggers them.
 Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations);
 
 }  // namespace pipetwin
