@@ -57,6 +57,7 @@ class RankExecutor {
         env_(env),
         options_(options),
         arch_(zoo_architecture(*setup.zoo)),
+        split_stages_(setup.schedule.kind == proto::PIPEFB),
         layers_(stage_layers(setup)),
         task_(arch_, setup.training.global_batch, options.seed),
         produced_(program.size()),
@@ -66,7 +67,9 @@ class RankExecutor {
     torch::set_num_threads(1);  // ranks share the machine's cores
     // This rank's stages: with replicas and interleaving, whatever the Program puts here.
     for (const Instruction& ins : p_.instructions) {
-      if (ins.op != Op::kFwd || ins.device != env_.rank || stages_.count(ins.stage)) continue;
+      if (ins.lane() != Lane::kCompute || ins.device != env_.rank || stages_.count(ins.stage)) {
+        continue;
+      }
       const int s = ins.stage;
       stages_[s] = zoo_layers(arch_, layers_[s].first, layers_[s].second, options.seed);
       optimizers_[s] = make_optimizer(setup.training.optimizer, stages_[s]->parameters());
@@ -187,9 +190,13 @@ class RankExecutor {
         return backward(i);
       case Op::kSendAct:
       case Op::kSendGrad:
+      case Op::kSendStash:
+      case Op::kSendWeights:
         return send(i);
       case Op::kRecvAct:
       case Op::kRecvGrad:
+      case Op::kRecvStash:
+      case Op::kRecvWeights:
         return receive(i);
       case Op::kOptim:
         optimizers_.at(ins.stage)->step();
@@ -232,9 +239,15 @@ class RankExecutor {
     torch::Tensor input = ins.stage == 0
                               ? rows(data(ins.iteration).first, {0, p_.global_batch}, ins.range)
                               : gather_pieces(i, Op::kRecvAct);
-    input = input.detach().requires_grad_(ins.stage > 0);
+    input = input.detach().requires_grad_(ins.stage > 0 && !split_stages_);
     Stash& stash = stash_[i];
     stash.input = input;
+    if (split_stages_) {  // the backward rank recomputes: nothing to record here
+      const torch::NoGradGuard no_grad;
+      produced_[i] = stages_.at(ins.stage)->forward(input);
+      measured_stash_[i] = input.numel() * static_cast<int64_t>(input.element_size());
+      return;
+    }
     // Layer by layer, to count the activations the backward keeps: each layer's output.
     torch::Tensor x = input;
     int64_t kept = 0;
@@ -279,7 +292,33 @@ class RankExecutor {
   // Backward of samples `range` through the graphs their forwards built. A forward cut
   // in two by the backward cut is back-propagated once per piece (autograd cannot split
   // a graph), keeping its graph until the last piece.
+  // PipeFB: the stage's input came from its forward rank; run the forward again with
+  // autograd, then the backward.
+  void recompute_and_backward(int32_t i) {
+    const Instruction& ins = p_.instructions[i];
+    int32_t handed = -1;
+    for (int32_t d : p_.deps_of(i)) {
+      if (p_.instructions[d].op == Op::kRecvStash) handed = d;
+    }
+    const bool float_input = produced_[handed].is_floating_point();
+    const torch::Tensor input = produced_[handed].detach().requires_grad_(float_input);
+    const torch::Tensor output = stages_.at(ins.stage)->forward(input);
+    if (ins.stage == p_.num_stages - 1) {
+      const torch::Tensor target =
+          rows(data(ins.iteration).second, {0, p_.global_batch}, ins.range);
+      const double share = static_cast<double>(ins.range.size()) / p_.global_batch;
+      const torch::Tensor loss = zoo_loss(arch_, output, target) * share;
+      losses_[ins.iteration] += loss.item<double>();
+      loss.backward();
+    } else {
+      output.backward(gather_pieces(i, Op::kRecvGrad));
+    }
+    if (ins.stage > 0) produced_[i] = input.grad().detach();
+    produced_[handed] = torch::Tensor();
+  }
+
   void backward(int32_t i) {
+    if (split_stages_) return recompute_and_backward(i);
     const Instruction& ins = p_.instructions[i];
     const std::vector<int32_t> forwards = covered_forwards(i);
     std::vector<torch::Tensor> outputs;
@@ -357,20 +396,47 @@ class RankExecutor {
     int32_t producer = -1;
     for (int32_t d : p_.deps_of(i)) producer = d;
     const Instruction& from = p_.instructions[producer];
-    std::vector<torch::Tensor> payload = {
-        rows(produced_[producer], from.range, ins.range).detach().contiguous()};
+    std::vector<torch::Tensor> payload;
+    if (ins.op == Op::kSendWeights) {
+      payload = {flat_parameters(ins.stage)};
+    } else if (ins.op == Op::kSendStash) {
+      payload = {rows(stash_[producer].input, from.range, ins.range).detach().contiguous()};
+    } else {
+      payload = {rows(produced_[producer], from.range, ins.range).detach().contiguous()};
+    }
     job_.world->send(payload, ins.peer_device, tag(i))->wait();
+    if (ins.op == Op::kSendStash) stash_[producer] = Stash{};  // it has left
+  }
+
+  torch::Tensor flat_parameters(int32_t stage) {
+    std::vector<torch::Tensor> flat;
+    for (const auto& p : stages_.at(stage)->parameters()) flat.push_back(p.detach().flatten());
+    return flat.empty() ? torch::zeros({1}) : torch::cat(flat);
   }
 
   void receive(int32_t i) {
     const Instruction& ins = p_.instructions[i];
-    // Activations enter this stage's first layer; gradients leave its last one.
+    if (ins.op == Op::kRecvWeights) {  // the backward rank's updated weights
+      std::vector<torch::Tensor> buffer = {torch::empty_like(flat_parameters(ins.stage))};
+      job_.world->recv(buffer, ins.peer_device, tag(i))->wait();
+      const torch::NoGradGuard no_grad;
+      int64_t offset = 0;
+      for (auto& p : stages_.at(ins.stage)->parameters()) {
+        p.copy_(buffer[0].slice(0, offset, offset + p.numel()).view_as(p));
+        offset += p.numel();
+      }
+      return;
+    }
+    // Activations and handed-over inputs enter this stage's first layer; gradients leave
+    // its last one. Stage 0's input may be token ids.
     const auto [first, last] = layers_[ins.stage];
     std::vector<int64_t> shape = {ins.range.size()};
-    for (int64_t d : arch_.boundary_shapes[ins.op == Op::kRecvAct ? first : last]) {
+    for (int64_t d : arch_.boundary_shapes[ins.op == Op::kRecvGrad ? last : first]) {
       shape.push_back(d);
     }
-    std::vector<torch::Tensor> buffer = {torch::empty(shape)};
+    const bool tokens = first == 0 && arch_.input_vocab > 0 && ins.op != Op::kRecvGrad;
+    std::vector<torch::Tensor> buffer = {
+        torch::empty(shape, tokens ? torch::kLong : torch::kFloat)};
     job_.world->recv(buffer, ins.peer_device, tag(i))->wait();
     produced_[i] = buffer[0];
   }
@@ -428,6 +494,8 @@ class RankExecutor {
   RankEnvironment env_;
   RealRunOptions options_;
   ZooArchitecture arch_;
+  // PipeFB: forward and backward of a stage on two ranks; the backward recomputes.
+  bool split_stages_ = false;
   std::vector<std::pair<int, int>> layers_;
   SyntheticTask task_;
   GlooJob job_;
@@ -473,11 +541,10 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
     return "the LibTorch backend builds zoo models (model.zoo); explicit layers and profiles "
            "have no architecture to run";
   }
-  if (setup.schedule.kind == proto::PIPEFB) {
-    // A backward on another process cannot walk the forward's autograd graph; it would
-    // have to recompute the forward, which the PipeFB Program does not describe.
-    return "the LibTorch backend cannot split a stage's forward and backward across ranks "
-           "(schedule.kind PIPEFB); simulate it with pipetwin simulate";
+  if (setup.schedule.kind == proto::PIPEFB && !setup.schedule.pipefb_recompute) {
+    // A backward in another process cannot walk the forward's autograd graph.
+    return "PIPEFB on real ranks hands the stage's input to the backward rank, which "
+           "recomputes the forward: set schedule.pipefb_recompute: true";
   }
   if (setup.schedule.offload.enabled) {
     // LibTorch 1.13's C++ API has no saved-tensor hooks, so the tensors autograd keeps

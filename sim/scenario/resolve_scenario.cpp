@@ -328,6 +328,10 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
                                         std::to_string(devices));
     }
   }
+  if (p.pipefb_recompute() && p.kind() != proto::PIPEFB) {
+    check.fail("schedule.pipefb_recompute", "only PIPEFB schedules recompute on another device");
+  }
+  schedule.pipefb_recompute = p.pipefb_recompute();
   if (p.stages() * training.data_parallel > devices) {
     check.fail("schedule.stages",
                std::to_string(p.stages()) + " stages" +

@@ -41,6 +41,7 @@ struct ScheduleSpec {
   std::vector<int32_t> partition;  // layers per chunk; empty = balance by time
   UnequalPlan stage_plans;         // UMPIPE: each stage's forward and backward cuts
   OffloadSpec offload;
+  bool pipefb_recompute = false;  // PIPEFB: send the input, recompute the forward
 
   int32_t chunks() const { return stages * virtual_stages; }
 };

@@ -146,7 +146,8 @@ Program build_program(const ResolvedScenario& setup) {
     }
   }
   Program program = setup.schedule.kind == proto::PIPEFB
-                        ? pipefb_program(layout, setup.training, setup.training.iterations)
+                        ? pipefb_program(layout, setup.schedule.pipefb_recompute,
+                                         setup.training.iterations)
                         : lower(layout, order, setup.training.iterations);
   validate_program(program);
   return program;

@@ -11,8 +11,9 @@ int32_t backward_device(int32_t stage) { return 2 * stage + 1; }
 
 class PipeFbBuilder {
  public:
-  PipeFbBuilder(const PipelineLayout& layout, int32_t iterations)
+  PipeFbBuilder(const PipelineLayout& layout, bool recompute, int32_t iterations)
       : layout_(layout),
+        recompute_(recompute),
         stages_(static_cast<int32_t>(layout.costs.size())),
         ranges_(layout.fwd_ranges.front()),
         builder_(2 * stages_, stages_, iterations, layout.global_batch),
@@ -26,8 +27,8 @@ class PipeFbBuilder {
     window_.assign(stages_, 1);
     for (int32_t s = stages_ - 1; s >= 0; --s) {
       forward_chain += layout.costs[s].fwd.seconds(b);
-      backward_chain += layout.costs[s].bwd.seconds(b);
-      const double own = layout.costs[s].bwd.seconds(b);
+      backward_chain += backward_seconds(s, b);
+      const double own = backward_seconds(s, b);
       window_[s] =
           own > 0 ? static_cast<int32_t>(std::ceil((forward_chain + backward_chain) / own - 1e-9))
                   : static_cast<int32_t>(ranges_.size());
@@ -61,7 +62,8 @@ class PipeFbBuilder {
     instr.microbatch = m;
     instr.range = ranges_[m];
     instr.iteration = it;
-    instr.compute_s = (op == Op::kFwd ? cost.fwd : cost.bwd).seconds(ranges_[m].size());
+    instr.compute_s = op == Op::kFwd ? cost.fwd.seconds(ranges_[m].size())
+                                     : backward_seconds(s, ranges_[m].size());
     return instr;
   }
 
@@ -79,10 +81,14 @@ class PipeFbBuilder {
     return send;
   }
 
-  // Adds the RECV of `send` (at the end of its lane) and pairs them.
+  // Adds the RECV of `send` (at the end of its lane) and pairs them. As in the lowering,
+  // a RECV names the stage that consumes it: activations go to the next stage, gradients
+  // to the previous one.
   int32_t receive(int32_t send_id, const Instruction& send) {
     Instruction recv = send;
     recv.op = partner_op(send.op);
+    if (send.op == Op::kSendAct) recv.stage = send.stage + 1;
+    if (send.op == Op::kSendGrad) recv.stage = send.stage - 1;
     recv.device = send.peer_device;
     recv.peer_device = send.device;
     recv.stash_bytes = 0;
@@ -102,7 +108,7 @@ class PipeFbBuilder {
     for (int32_t s = 0; s < stages_; ++s) {
       for (int32_t m = 0; m < M; ++m) {
         Instruction f = compute(Op::kFwd, forward_device(s), s, m, it);
-        f.stash_bytes = per_sample(layout_.costs[s].stash_bytes_per_sample, m);
+        f.stash_bytes = per_sample(handed_over(s), m);
         fwd[s].push_back(builder_.add(f));
       }
       if (weights_in_[s] >= 0) builder_.add_dependency(fwd[s][0], weights_in_[s]);
@@ -141,9 +147,13 @@ class PipeFbBuilder {
                fwd[s][m]);
         }
         Instruction out = send_instruction(Op::kSendStash, forward_device(s), backward_device(s), s,
-                                           m, it, per_sample(cost.stash_bytes_per_sample, m));
+                                           m, it, per_sample(handed_over(s), m));
         out.stash_bytes = out.bytes;  // freed on the forward device when it has left
         send(stash[s][m], out, fwd[s][m]);
+        // The next forward waits until this stash has left: the forward device holds one,
+        // and the backward device's window (below) reaches back to it through the
+        // rendezvous. Every dependency stays on one device, as real ranks need.
+        if (m + 1 < M) builder_.add_dependency(fwd[s][m + 1], stash[s][m].id);
       }
       for (int32_t m = 0; m < M && s > 0; ++m) {
         send(grad[s][m],
@@ -164,32 +174,35 @@ class PipeFbBuilder {
         builder_.add_dependency(fwd[s][m], receive(act[s - 1][m].id, act[s - 1][m].instr));
       }
       weights_in_[s] = receive(weights[s].id, weights[s].instr);
-      // Forward n waits for backward n - window, so the forward device never runs further
-      // ahead than the backward device can absorb.
-      for (int32_t n = window_[s]; n < M; ++n) {
-        builder_.add_dependency(fwd[s][n], bwd[s][n - window_[s]]);
-      }
       // Backward device's recv lane: stashes and gradients in the order they arrive in the
       // contention-free schedule, so that neither stream waits behind the other.
       std::vector<std::pair<double, int32_t>> arrivals;  // (time, m) stash m; (time, -m-1) grad
       for (int32_t m = 0; m < M; ++m) {
-        arrivals.emplace_back(ideal_fwd_end[s][m], m);
+        // A stash lands when it is computed and its slot is free.
+        const double slot = m >= window_[s] ? ideal_bwd_end[s][m - window_[s]] : 0;
+        arrivals.emplace_back(std::max(ideal_fwd_end[s][m], slot), m);
         if (s + 1 < stages_) arrivals.emplace_back(ideal_bwd_end[s + 1][m], -m - 1);
       }
-      std::stable_sort(arrivals.begin(), arrivals.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      // Gradients first at equal times: the backward that frees a slot needs its gradient.
+      std::stable_sort(arrivals.begin(), arrivals.end(), [](const auto& a, const auto& b) {
+        return a.first < b.first || (a.first == b.first && a.second < 0 && b.second >= 0);
+      });
       for (const auto& [time, key] : arrivals) {
         const bool is_stash = key >= 0;
         const int32_t m = is_stash ? key : -key - 1;
         Sent& sent = is_stash ? stash[s][m] : grad[s + 1][m];
-        builder_.add_dependency(bwd[s][m], receive(sent.id, sent.instr));
+        const int32_t recv = receive(sent.id, sent.instr);
+        builder_.add_dependency(bwd[s][m], recv);
+        // Stash m lands once backward m - W has freed its slot.
+        if (is_stash && m >= window_[s]) builder_.add_dependency(recv, bwd[s][m - window_[s]]);
       }
     }
   }
 
   // End times of the forwards and backwards with free communication: forward (s, n) after
-  // forward (s, n - 1), forward (s - 1, n) and backward (s, n - W_s); backward (s, n)
-  // after backward (s, n - 1), forward (s, n) and backward (s + 1, n).
+  // forward (s, n - 1), forward (s - 1, n) and backward (s, n - 1 - W_s) (stash n - 1
+  // must have left); backward (s, n) after backward (s, n - 1), forward (s, n) and backward
+  // (s + 1, n).
   void ideal_times(std::vector<std::vector<double>>& fwd_end,
                    std::vector<std::vector<double>>& bwd_end) const {
     const int32_t M = microbatches();
@@ -199,18 +212,29 @@ class PipeFbBuilder {
       for (int32_t s = 0; s < stages_; ++s) {
         double start = n > 0 ? fwd_end[s][n - 1] : 0;
         if (s > 0) start = std::max(start, fwd_end[s - 1][n]);
-        if (n >= window_[s]) start = std::max(start, bwd_end[s][n - window_[s]]);
+        if (n - 1 >= window_[s]) start = std::max(start, bwd_end[s][n - 1 - window_[s]]);
         fwd_end[s][n] = start + layout_.costs[s].fwd.seconds(ranges_[n].size());
       }
       for (int32_t s = stages_ - 1; s >= 0; --s) {
         double start = std::max(n > 0 ? bwd_end[s][n - 1] : 0, fwd_end[s][n]);
         if (s + 1 < stages_) start = std::max(start, bwd_end[s + 1][n]);
-        bwd_end[s][n] = start + layout_.costs[s].bwd.seconds(ranges_[n].size());
+        bwd_end[s][n] = start + backward_seconds(s, ranges_[n].size());
       }
     }
   }
 
+  // Bytes per sample of what a stage's forward device hands to its backward device.
+  double handed_over(int32_t s) const {
+    if (!recompute_) return layout_.costs[s].stash_bytes_per_sample;
+    return s > 0 ? layout_.costs[s - 1].output_bytes_per_sample : 0;
+  }
+  double backward_seconds(int32_t s, int32_t samples) const {
+    const StageCost& cost = layout_.costs[s];
+    return cost.bwd.seconds(samples) + (recompute_ ? cost.fwd.seconds(samples) : 0);
+  }
+
   const PipelineLayout& layout_;
+  bool recompute_;
   int32_t stages_;
   const std::vector<SampleRange>& ranges_;
   ProgramBuilder builder_;
@@ -220,10 +244,8 @@ class PipeFbBuilder {
 
 }  // namespace
 
-Program pipefb_program(const PipelineLayout& layout, const TrainingSpec& training,
-                       int32_t iterations) {
-  (void)training;
-  return PipeFbBuilder(layout, iterations).run(iterations);
+Program pipefb_program(const PipelineLayout& layout, bool recompute, int32_t iterations) {
+  return PipeFbBuilder(layout, recompute, iterations).run(iterations);
 }
 
 }  // namespace pipetwin

@@ -21,8 +21,11 @@
 
 namespace pipetwin {
 
-// `layout` as make_layout gives it for `stages` chunks on one replica.
-Program pipefb_program(const PipelineLayout& layout, const TrainingSpec& training,
-                       int32_t iterations);
+// `layout` as make_layout gives it for `stages` chunks on one replica. With `recompute`,
+// SEND_STASH carries the stage's input (the previous stage's output; stage 0's backward
+// device reads the minibatch itself, so nothing for it) and each BWD also pays its FWD's
+// time; the forward device keeps the input until it has left. (The activations recomputed
+// inside a BWD live only while it runs; the memory model counts the received input.)
+Program pipefb_program(const PipelineLayout& layout, bool recompute, int32_t iterations);
 
 }  // namespace pipetwin
