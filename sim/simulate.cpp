@@ -24,13 +24,17 @@ std::string gib(double bytes) {
 std::vector<std::string> available_engines() { return {"analytic", "simgrid"}; }
 
 SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions& options) {
+  return simulate_setup(resolve_scenario(loaded), options);
+}
+
+SimulationResult simulate_setup(const ResolvedScenario& setup, const SimulationOptions& options) {
   const auto engines = available_engines();
   if (std::find(engines.begin(), engines.end(), options.engine) == engines.end()) {
     throw InputError("--engine " + options.engine +
                      ": unknown engine (available: analytic, simgrid)");
   }
   SimulationResult result;
-  result.setup = resolve_scenario(loaded);
+  result.setup = setup;
   result.program = build_program(result.setup);
   result.times = options.engine == "simgrid"
                      ? run_simgrid(result.program, result.setup.cluster, result.setup.simgrid)

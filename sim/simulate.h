@@ -33,6 +33,8 @@ struct SimulationResult {
 // Throws InputError for a bad scenario, RuntimeFailure for a run that fails
 // (a device out of memory without allow_oom).
 SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions& options);
+// The same, from a scenario already resolved (and possibly changed in code).
+SimulationResult simulate_setup(const ResolvedScenario& setup, const SimulationOptions& options);
 
 std::vector<std::string> available_engines();
 

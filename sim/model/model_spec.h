@@ -45,6 +45,8 @@ struct ModelLayer {
   double stash_bytes_per_sample = 0;       // what the backward needs kept
   int64_t parameter_bytes = 0;             // fp32 weights
   double optim_seconds = 0;                // the optimizer step over them
+  // Frozen (FreezePipe): forward only; no backward, gradient, optimizer state or stash.
+  bool frozen = false;
   // Indices (into ModelSpec::layers) of the later layers that read this layer's output.
   // A chain has {i + 1}; a DAG (ResNet branches) may have several. The bytes crossing a
   // cut between layer k and k+1 are the outputs of layers <= k read by a layer > k.

@@ -32,6 +32,10 @@ const char* op_name(Op op) {
       return "SEND_WEIGHTS";
     case Op::kRecvWeights:
       return "RECV_WEIGHTS";
+    case Op::kMigrate:
+      return "MIGRATE";
+    case Op::kMigrateRecv:
+      return "MIGRATE_RECV";
   }
   return "?";
 }
@@ -54,6 +58,10 @@ Op partner_op(Op op) {
       return Op::kRecvWeights;
     case Op::kRecvWeights:
       return Op::kSendWeights;
+    case Op::kMigrate:
+      return Op::kMigrateRecv;
+    case Op::kMigrateRecv:
+      return Op::kMigrate;
     default:
       return op;
   }
@@ -115,6 +123,10 @@ const char* short_op(Op op) {
       return "SEND_W";
     case Op::kRecvWeights:
       return "RECV_W";
+    case Op::kMigrate:
+      return "MIGRATE";
+    case Op::kMigrateRecv:
+      return "MIGRATE_RECV";
   }
   return "?";
 }
@@ -124,7 +136,7 @@ const char* short_op(Op op) {
 std::string instruction_text(const Instruction& instr, bool show_range) {
   std::string text = std::to_string(instr.stage) + short_op(instr.op);
   if (instr.op == Op::kOptim || instr.op == Op::kAllreduce || instr.op == Op::kSendWeights ||
-      instr.op == Op::kRecvWeights) {
+      instr.op == Op::kRecvWeights || instr.op == Op::kMigrate || instr.op == Op::kMigrateRecv) {
     return text;
   }
   if (show_range) {

@@ -23,6 +23,10 @@ enum class Op : uint8_t {
   kRecvStash,
   kSendWeights,
   kRecvWeights,
+  // FreezePipe: a repartition moves layers' parameters (and optimizer state) between
+  // devices, between two phases of a training run.
+  kMigrate,
+  kMigrateRecv,
 };
 enum class Lane : uint8_t { kCompute, kSend, kRecv, kCopy, kCollective };
 inline constexpr int kLaneCount = 5;
@@ -33,11 +37,11 @@ Lane lane_of(Op op);
 
 inline bool is_send(Op op) {
   return op == Op::kSendAct || op == Op::kSendGrad || op == Op::kSendStash ||
-         op == Op::kSendWeights;
+         op == Op::kSendWeights || op == Op::kMigrate;
 }
 inline bool is_recv(Op op) {
   return op == Op::kRecvAct || op == Op::kRecvGrad || op == Op::kRecvStash ||
-         op == Op::kRecvWeights;
+         op == Op::kRecvWeights || op == Op::kMigrateRecv;
 }
 // The RECV that pairs with a SEND of this kind, and vice versa.
 Op partner_op(Op op);

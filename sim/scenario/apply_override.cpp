@@ -58,6 +58,10 @@ std::vector<std::string> split_list(std::string list) {
 void set_leaf(Message& message, const FieldDescriptor* field, int index, const std::string& value) {
   const auto* reflection = message.GetReflection();
   if (field->type() == FieldDescriptor::TYPE_MESSAGE) {
+    if (field->is_repeated() && index < 0) {
+      throw std::invalid_argument("'" + field->name() + "' is a list of messages: set one by " +
+                                  "its index, e.g. " + field->name() + "[0]=...");
+    }
     Message* target = field->is_repeated()
                           ? reflection->MutableRepeatedMessage(&message, field, index)
                           : reflection->MutableMessage(&message, field);

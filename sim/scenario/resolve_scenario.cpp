@@ -426,6 +426,75 @@ OffloadSpec resolve_offload(const Checker& check, const proto::Schedule& p, int3
   return offload;
 }
 
+FreezeSpec resolve_freeze(const Checker& check, const LoadedScenario& loaded, int32_t layers,
+                          int32_t iterations) {
+  FreezeSpec spec;
+  const proto::Scenario& s = loaded.scenario;
+  if (!s.has_freeze()) return spec;
+  const proto::Freeze& f = s.freeze();
+  spec.enabled = true;
+  if (f.interval_iterations() <= 0) {
+    check.fail("freeze.interval_iterations",
+               "must be positive (got " + std::to_string(f.interval_iterations()) + ")");
+  }
+  spec.interval_iterations = f.interval_iterations();
+  if (!(f.percentile() >= 0 && f.percentile() <= 100)) {
+    check.fail("freeze.percentile", "must be in [0, 100] (got " + number(f.percentile()) + ")");
+  }
+  if (!(f.max_fraction_per_step() > 0 && f.max_fraction_per_step() <= 1)) {
+    check.fail("freeze.max_fraction_per_step",
+               "must be in (0, 1] (got " + number(f.max_fraction_per_step()) + ")");
+  }
+  spec.rule = {f.percentile(), f.max_fraction_per_step()};
+  spec.repartition = f.repartition();
+  spec.compress = f.compress();
+  const int sources = (f.at_size() > 0) + f.has_log() + f.has_synthetic();
+  if (sources != 1) {
+    check.fail("freeze", sources == 0 ? "no source of freezing: give at, log or synthetic"
+                                      : "give exactly one of at, log, synthetic");
+  }
+  int32_t last_iteration = -1, last_frozen = 0;
+  for (int i = 0; i < f.at_size(); ++i) {
+    const std::string path = "freeze.at[" + std::to_string(i) + "]";
+    const proto::FreezeAt& at = f.at(i);
+    check.require(at.has_iteration(), path + ".iteration");
+    check.require(at.has_frozen_layers(), path + ".frozen_layers");
+    if (at.iteration() <= last_iteration || at.iteration() >= iterations) {
+      check.fail(path + ".iteration", "must increase and lie in (0, training.iterations = " +
+                                          std::to_string(iterations) + ")");
+    }
+    if (at.frozen_layers() < last_frozen || at.frozen_layers() >= layers) {
+      check.fail(path + ".frozen_layers",
+                 "must not decrease and must leave a layer to train (the model has " +
+                     std::to_string(layers) + ")");
+    }
+    last_iteration = at.iteration();
+    last_frozen = at.frozen_layers();
+    spec.at.emplace_back(at.iteration(), at.frozen_layers());
+  }
+  if (f.has_log()) {
+    const std::string text = read_scenario_relative_file(loaded, f.log(), "freeze.log");
+    try {
+      spec.log = parse_freeze_log(text, f.log(), layers);
+    } catch (const InputError& e) {
+      check.fail("freeze.log", e.what());
+    }
+    spec.interval_iterations = spec.log->interval_iterations;
+  }
+  if (f.has_synthetic()) {
+    const proto::SyntheticGradients& g = f.synthetic();
+    check.positive(true, g.time_constant(), "freeze.synthetic.time_constant");
+    check.non_negative(g.depth_factor(), "freeze.synthetic.depth_factor");
+    check.non_negative(g.noise(), "freeze.synthetic.noise");
+    if (!(g.floor() >= 0 && g.floor() < 1)) {
+      check.fail("freeze.synthetic.floor", "must be in [0, 1) (got " + number(g.floor()) + ")");
+    }
+    spec.synthetic =
+        SyntheticGradientModel{g.seed(), g.time_constant(), g.depth_factor(), g.noise(), g.floor()};
+  }
+  return spec;
+}
+
 }  // namespace
 
 ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
@@ -448,6 +517,12 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
                "exact mode builds its own links; it cannot use cluster.simgrid_platform");
   }
   setup.simgrid.cfg.assign(s.simgrid().cfg().begin(), s.simgrid().cfg().end());
+  setup.freeze = resolve_freeze(check, loaded, static_cast<int32_t>(setup.model.layers.size()),
+                                setup.training.iterations);
+  if (setup.freeze.enabled && setup.schedule.kind != proto::GPIPE &&
+      setup.schedule.kind != proto::ONE_F_ONE_B) {
+    check.fail("freeze", "FreezePipe repartitions GPIPE and ONE_F_ONE_B pipelines");
+  }
   return setup;
 }
 

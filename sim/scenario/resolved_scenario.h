@@ -8,6 +8,8 @@
 
 #include "scenario.pb.h"
 #include "sim/cluster/cluster_spec.h"
+#include "sim/freeze/auto_freeze.h"
+#include "sim/freeze/gradient_norms.h"
 #include "sim/model/model_spec.h"
 #include "sim/umpipe/unequal_plan.h"
 
@@ -46,6 +48,19 @@ struct ScheduleSpec {
   int32_t chunks() const { return stages * virtual_stages; }
 };
 
+// FreezePipe over a whole training run (scenario `freeze`).
+struct FreezeSpec {
+  bool enabled = false;
+  FreezeRule rule;
+  int32_t interval_iterations = 10;
+  // Exactly one source: a fixed schedule, a freeze log, or synthetic gradients.
+  std::vector<std::pair<int32_t, int32_t>> at;  // (iteration, frozen prefix), increasing
+  std::optional<FreezeLog> log;
+  std::optional<SyntheticGradientModel> synthetic;
+  bool repartition = true;
+  bool compress = true;
+};
+
 struct SimgridSettings {
   bool exact = false;
   // Extra SimGrid --cfg settings ("network/model:LV08"), applied last.
@@ -59,6 +74,7 @@ struct ResolvedScenario {
   TrainingSpec training;
   ScheduleSpec schedule;
   SimgridSettings simgrid;
+  FreezeSpec freeze;
   // The zoo architecture, when the model is one: real backends build it as modules.
   std::optional<proto::Zoo> zoo;
 };

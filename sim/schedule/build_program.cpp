@@ -24,18 +24,22 @@ int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk) {
 
 }  // namespace
 
-std::vector<int32_t> place_layers(const ResolvedScenario& setup) {
-  if (!setup.schedule.partition.empty()) return setup.schedule.partition;
-  // Balance the time of one microbatch of the scenario's size: with fixed costs per
-  // microbatch, the per-sample time would weigh layers wrongly.
+std::vector<double> layer_times(const ResolvedScenario& setup) {
+  // The time of one microbatch of the scenario's size: with fixed costs per microbatch,
+  // the per-sample time would weigh layers wrongly.
   const double microbatch = static_cast<double>(setup.training.global_batch) /
                             setup.training.data_parallel / setup.training.microbatches;
   std::vector<double> times;
   for (const ModelLayer& layer : setup.model.layers) {
     times.push_back(layer.fwd.seconds(microbatch, device_flops(setup, 0)) +
-                    layer.bwd.seconds(microbatch, device_flops(setup, 0)));
+                    (layer.frozen ? 0 : layer.bwd.seconds(microbatch, device_flops(setup, 0))));
   }
-  return balanced_partition(times, setup.schedule.chunks());
+  return times;
+}
+
+std::vector<int32_t> place_layers(const ResolvedScenario& setup) {
+  if (!setup.schedule.partition.empty()) return setup.schedule.partition;
+  return balanced_partition(layer_times(setup), setup.schedule.chunks());
 }
 
 std::vector<SampleRange> equal_ranges(int32_t global_batch, int32_t microbatches) {
@@ -72,17 +76,21 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
     const int32_t last = first + layers_per_chunk[c];  // exclusive
     StageCost cost;
     for (int32_t l = first; l < last; ++l) {
-      cost.fwd.add(layers[l].fwd.curve(device_flops(setup, device)));
-      cost.bwd.add(layers[l].bwd.curve(device_flops(setup, device)));
-      cost.stash_bytes_per_sample += layers[l].stash_bytes_per_sample;
-      const double parameters = layers[l].parameter_bytes / kFp32BytesPerParameter;
-      cost.gradient_bytes += std::llround(per_parameter.gradients * parameters);
+      const ModelLayer& layer = layers[l];
+      const double parameters = layer.parameter_bytes / kFp32BytesPerParameter;
+      cost.fwd.add(layer.fwd.curve(device_flops(setup, device)));
       cost.weight_bytes += std::llround(per_parameter.weights * parameters);
-      cost.optim_s += layers[l].optim_seconds;
+      // A frozen layer runs forward only: no backward, stash, gradient or optimizer state.
+      const double resident = layer.frozen ? per_parameter.weights : per_parameter.total();
       for (int32_t r = 0; r < replicas; ++r) {
         layout.static_bytes[device + r * layout.devices_per_replica] +=
-            std::llround(per_parameter.total() * parameters);
+            std::llround(resident * parameters);
       }
+      if (layer.frozen) continue;
+      cost.bwd.add(layer.bwd.curve(device_flops(setup, device)));
+      cost.stash_bytes_per_sample += layer.stash_bytes_per_sample;
+      cost.gradient_bytes += std::llround(per_parameter.gradients * parameters);
+      cost.optim_s += layer.optim_seconds;
     }
     // What crosses the cut: outputs of layers before it that a layer after it reads.
     if (c + 1 < chunks) {
@@ -145,10 +153,10 @@ Program build_program(const ResolvedScenario& setup) {
       layout.offload_fraction = select_offloaded_stages(layout, order, setup.cluster);
     }
   }
-  Program program = setup.schedule.kind == proto::PIPEFB
-                        ? pipefb_program(layout, setup.schedule.pipefb_recompute,
-                                         setup.training.iterations)
-                        : lower(layout, order, setup.training.iterations);
+  Program program =
+      setup.schedule.kind == proto::PIPEFB
+          ? pipefb_program(layout, setup.schedule.pipefb_recompute, setup.training.iterations)
+          : lower(layout, order, setup.training.iterations);
   validate_program(program);
   return program;
 }

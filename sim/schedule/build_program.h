@@ -13,6 +13,10 @@ namespace pipetwin {
 // balanced by fwd+bwd time on the stage's device.
 std::vector<int32_t> place_layers(const ResolvedScenario& setup);
 
+// Forward + backward seconds of each layer for one microbatch of the scenario's size (a
+// frozen layer: forward only), on device 0: what placement balances.
+std::vector<double> layer_times(const ResolvedScenario& setup);
+
 // Splits `global_batch` samples into `microbatches` contiguous ranges whose sizes
 // differ by at most one (the first ones take the remainder).
 std::vector<SampleRange> equal_ranges(int32_t global_batch, int32_t microbatches);

@@ -1,0 +1,77 @@
+// FreezePipe over a whole training run: the freeze events (from a fixed schedule, a freeze
+// log, or synthetic gradients through the AutoFreeze rule) cut the run into phases; each
+// phase's Program is scheduled for its frozen prefix (rebalanced by time, compressed onto
+// fewer stages with the freed devices turned into data-parallel replicas when that is
+// faster), and moving layers between phases costs MIGRATE transfers of their parameters
+// (and optimizer state for layers still training). This is the design's loop: the
+// Scheduler gets feedback between iterations and emits the next Program.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/program/program.h"
+#include "sim/scenario/resolved_scenario.h"
+#include "sim/simulate.h"
+
+namespace pipetwin {
+
+struct FreezeEvent {
+  int32_t iteration = 0;      // the first iteration with the new prefix frozen
+  int32_t frozen_layers = 0;  // the frozen prefix from then on
+};
+
+// The events of the run, in order; the frozen prefix only grows.
+std::vector<FreezeEvent> freeze_events(const FreezeSpec& spec, int32_t layers, int32_t iterations);
+
+// How one phase runs.
+struct PhasePlan {
+  int32_t frozen_layers = 0;
+  int32_t stages = 0;
+  int32_t data_parallel = 1;
+  std::vector<int32_t> partition;  // layers per stage
+};
+
+struct TrainingPhase {
+  PhasePlan plan;
+  int32_t first_iteration = 0;
+  int32_t iterations = 0;
+  double iteration_time_s = 0;
+};
+
+struct Migration {
+  int32_t iteration = 0;  // before this iteration
+  int64_t bytes = 0;
+  double seconds = 0;
+};
+
+struct TrainingRun {
+  std::vector<TrainingPhase> phases;
+  std::vector<Migration> migrations;  // one per phase change
+  double training_time_s = 0;         // phases' iterations plus migrations
+  SimulationResult first_phase;       // one iteration of the first phase
+  // One iteration of every phase, back to back, with an instant at each freeze
+  // ("freeze N layers") and repartition ("repartition K stages x D replicas").
+  Timeline overview;
+};
+
+// The scenario with the first `frozen` layers frozen, one iteration, placed as `plan`.
+ResolvedScenario phase_setup(const ResolvedScenario& base, const PhasePlan& plan);
+
+// The plan for a frozen prefix: the original placement, or (repartition) balanced by time
+// for the new costs when that simulates no slower; and (compress) on the fewest stages
+// (a divisor of the stage count) whose slowest stage, with the new costs, is no slower
+// than the original pipeline's slowest before freezing, and that fit in memory, the freed
+// devices becoming data-parallel replicas.
+PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen,
+                     const SimulationOptions& options);
+
+// The MIGRATE transfers from one plan's placement to the next: every layer a device holds
+// after but not before comes from a device that held it (the same replica's, or replica 0's
+// when there are more replicas than before). Bytes per layer: its weights, plus optimizer
+// state (and fp32 master weights) if it still trains.
+Program migration_program(const ResolvedScenario& base, const PhasePlan& from, const PhasePlan& to);
+
+TrainingRun simulate_training(const ResolvedScenario& setup, const SimulationOptions& options);
+
+}  // namespace pipetwin
