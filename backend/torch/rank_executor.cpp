@@ -357,7 +357,10 @@ class RankExecutor {
         stash.input.mutable_grad() = torch::Tensor();
       }
       stash.rows_left -= piece.size();
-      if (stash.rows_left == 0) stash = Stash{};  // released
+      if (stash.rows_left == 0) {  // released; its sends are done, since a gradient came back
+        stash = Stash{};
+        produced_[f] = torch::Tensor();
+      }
     }
     if (ins.stage > 0) {
       produced_[i] = input_grads.size() == 1 ? input_grads[0] : torch::cat(input_grads, 0);
