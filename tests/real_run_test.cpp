@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "sim/freeze/gradient_norms.h"
 #include "sim/model/model_sources.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "traces/timeline_proto_io.h"
@@ -267,6 +268,33 @@ TEST(RealRunMemory, MeasuredStashEqualsTheModelForAnMlp) {
   const double all_stashes = 64 * run["stash_bytes_per_sample"][0]["measured"].get<double>();
   EXPECT_GE(run["devices"][0]["peak_memory_bytes"].get<double>(), all_stashes);
   EXPECT_GE(simulated["devices"][0]["peak_memory_bytes"].get<double>(), all_stashes);
+}
+
+// A real run records each layer's gradient L1 norm per interval as a freeze log, and a
+// simulated FreezePipe run reads it (freeze { log }).
+TEST(RealRunFreezeLog, ARealRunWritesTheLogASimulatedRunReads) {
+  SKIP_WITHOUT_TORCH();
+  const TempDir dir;
+  const auto log_path = (dir.path() / "run.freezelog").string();
+  const CliResult r = run_pipetwin(
+      "run builtin:mlp-cpu-2rank --set training.iterations=30 --freeze-log " + log_path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const FreezeLog log = parse_freeze_log(testing::read_all(log_path), log_path, 4);
+  EXPECT_EQ(log.interval_iterations, 10);
+  ASSERT_EQ(log.norms.size(), 3u);
+  for (const auto& interval : log.norms) {
+    for (double norm : interval) EXPECT_GT(norm, 0);
+  }
+  const std::string scenario =
+      "cluster { preset: \"cpu-host\" gpus_per_node: 2 }\n"
+      "model { zoo { name: \"mlp\" layers: 4 hidden: 512 input_dim: 256 output_dim: 32 } }\n"
+      "training { global_batch: 64 microbatches: 8 iterations: 30 }\n"
+      "schedule { kind: GPIPE stages: 2 }\n"
+      "freeze { log: \"run.freezelog\" percentile: 90 max_fraction_per_step: 0.5 }\n";
+  const std::string path = dir.write("frozen.textproto", scenario).string();
+  const CliResult sim = run_pipetwin("simulate " + path + " --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_GT(nlohmann::json::parse(sim.out)["training_time_s"].get<double>(), 0);
 }
 
 }  // namespace

@@ -84,6 +84,11 @@ class RankExecutor {
       }
     }
     losses_.assign(p_.iterations, 0.0);
+    if (options_.gradient_interval > 0) {
+      const int32_t intervals =
+          (p_.iterations + options_.gradient_interval - 1) / options_.gradient_interval;
+      gradient_norms_.assign(static_cast<size_t>(intervals) * arch_.layers.size(), 0.0);
+    }
     times_.start_s.assign(p_.size(), 0.0);
     times_.end_s.assign(p_.size(), 0.0);
   }
@@ -199,6 +204,7 @@ class RankExecutor {
       case Op::kRecvWeights:
         return receive(i);
       case Op::kOptim:
+        record_gradient_norms(ins);
         optimizers_.at(ins.stage)->step();
         optimizers_.at(ins.stage)->zero_grad();
         return;
@@ -206,6 +212,23 @@ class RankExecutor {
         return allreduce(i);
       default:  // real_run_unsupported turns these schedules away first
         throw RuntimeFailure(std::string("the LibTorch backend does not run ") + op_name(ins.op));
+    }
+  }
+
+  // AutoFreeze's statistic: each layer's gradient L1 norm, summed over the interval. Only
+  // replica 0 counts (after ALLREDUCE the replicas' gradients are the same).
+  void record_gradient_norms(const Instruction& ins) {
+    const int32_t interval = options_.gradient_interval;
+    if (interval <= 0 || ins.range.lo != 0) return;
+    const int32_t k = ins.iteration / interval;
+    const auto [first, last] = layers_[ins.stage];
+    const int layers = static_cast<int>(arch_.layers.size());
+    for (int l = first; l < last; ++l) {
+      double norm = 0;
+      for (const auto& p : (*stages_.at(ins.stage))[l - first]->parameters()) {
+        if (p.grad().defined()) norm += p.grad().abs().sum().item<double>();
+      }
+      gradient_norms_[static_cast<size_t>(k) * layers + l] += norm;
     }
   }
 
@@ -447,7 +470,8 @@ class RankExecutor {
   RealRunResult gather(double offset) {
     const int64_t n = p_.size();
     const int layers = static_cast<int>(arch_.layers.size());
-    torch::Tensor all = torch::zeros({3 * n + p_.iterations + layers}, torch::kFloat64);
+    const int64_t norms = static_cast<int64_t>(gradient_norms_.size());
+    torch::Tensor all = torch::zeros({3 * n + p_.iterations + layers + norms}, torch::kFloat64);
     auto data = all.accessor<double, 1>();
     for (int32_t i = 0; i < n; ++i) {
       if (p_.instructions[i].device != env_.rank) continue;
@@ -455,6 +479,8 @@ class RankExecutor {
       data[n + i] = times_.end_s[i];
       data[2 * n + p_.iterations + layers + i] = static_cast<double>(measured_stash_[i]);
     }
+    for (int64_t k = 0; k < norms; ++k)
+      data[3 * n + p_.iterations + layers + k] = gradient_norms_[k];
     // Every replica's last stage holds its share of each iteration's loss.
     for (int it = 0; it < p_.iterations; ++it) data[2 * n + it] = losses_[it];
     for (auto& [s, stage] : stages_) {
@@ -490,6 +516,10 @@ class RankExecutor {
     for (int32_t i = 0; i < n; ++i) {
       result.stash_bytes.push_back(std::llround(merged[2 * n + p_.iterations + layers + i]));
     }
+    const double* norm = merged + 3 * n + p_.iterations + layers;
+    for (int64_t k = 0; k * layers < norms; ++k) {
+      result.gradient_norms.emplace_back(norm + k * layers, norm + (k + 1) * layers);
+    }
     return result;
   }
 
@@ -508,6 +538,7 @@ class RankExecutor {
   std::vector<torch::Tensor> produced_;  // FWD: output; BWD: input gradient; RECV: payload
   std::vector<Stash> stash_;             // FWD: what its backward needs
   std::vector<int64_t> measured_stash_;  // FWD: bytes of its layers' outputs
+  std::vector<double> gradient_norms_;   // [interval * layers + layer]
   std::vector<char> done_;
   std::vector<double> losses_;
   ExecutionTimes times_;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/exec/execution_times.h"
+#include "sim/freeze/gradient_norms.h"
 #include "sim/program/program.h"
 #include "sim/scenario/resolved_scenario.h"
 
@@ -30,6 +31,9 @@ RankEnvironment rank_environment();
 struct RealRunOptions {
   double timeout_s = 60;  // any wait longer than this fails the run
   uint64_t seed = 1;      // model initialisation and data
+  // > 0: accumulate each layer's gradient L1 norm over intervals of this many iterations
+  // (what AutoFreeze reads; RealRunResult::gradient_norms, a freeze log).
+  int32_t gradient_interval = 0;
 };
 
 struct RealRunResult {
@@ -41,6 +45,9 @@ struct RealRunResult {
   // Per instruction (FWDs only, else 0): bytes of the activation tensors the FWD's layers
   // produced and autograd keeps for the backward, counted from the live tensors.
   std::vector<int64_t> stash_bytes;
+  // With gradient_interval: [interval][layer] accumulated gradient L1 norm (replicas'
+  // gradients are equal after their all-reduce; counted once).
+  IntervalNorms gradient_norms;
 };
 
 // Runs this rank's part of `program`; every rank returns the merged result. Throws

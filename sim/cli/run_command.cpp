@@ -14,8 +14,10 @@
 #include "sim/cli/report.h"
 #include "sim/errors.h"
 #include "sim/exec/make_timeline.h"
+#include "sim/freeze/gradient_norms.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/schedule/build_program.h"
+#include "traces/atomic_file.h"
 
 namespace pipetwin {
 namespace {
@@ -30,6 +32,8 @@ struct RunArgs {
   bool reference = false;
   double timeout_s = 60;
   uint64_t seed = 1;
+  std::string freeze_log;
+  int freeze_interval = 0;
 };
 
 // Per stage: the activation bytes per sample the live tensors held (measured) and what
@@ -104,9 +108,27 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
     launch_local_ranks_or_throw(argv, nproc, args.timeout_s);
     return;
   }
+  if (!args.freeze_log.empty()) {
+    options.gradient_interval = args.freeze_interval > 0 ? args.freeze_interval
+                                : setup.freeze.enabled   ? setup.freeze.interval_iterations
+                                                         : 10;
+  }
   const RankEnvironment env = rank_environment();
+  if (setup.freeze.enabled && env.rank == 0) {
+    std::cerr << "note: pipetwin run trains every layer; the scenario's freeze block drives "
+                 "pipetwin simulate only (--freeze-log records the gradients it would read)\n";
+  }
   const RealRunResult run = run_as_rank(setup, program, env, options);
-  if (env.rank == 0) report(args, setup, program, run);
+  if (env.rank != 0) return;
+  if (!args.freeze_log.empty()) {
+    FreezeLog log;
+    log.layers = static_cast<int32_t>(setup.model.layers.size());
+    log.interval_iterations = options.gradient_interval;
+    log.norms = run.gradient_norms;
+    write_file_atomically(args.freeze_log,
+                          [&](std::ostream& out) { out << format_freeze_log(log); });
+  }
+  report(args, setup, program, run);
 }
 
 }  // namespace
@@ -128,6 +150,12 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--timeout", args->timeout_s, "seconds any wait may take")->default_val(60);
   cmd->add_option("--seed", args->seed, "seed of the weights and the data")->default_val(1);
   cmd->add_flag("--json", args->json, "print one JSON object");
+  cmd->add_option("--freeze-log", args->freeze_log,
+                  "write each layer's gradient L1 norm per interval (a freeze log for "
+                  "freeze { log: ... })");
+  cmd->add_option("--freeze-interval", args->freeze_interval,
+                  "iterations per interval of the freeze log (default: the scenario's "
+                  "freeze.interval_iterations, else 10)");
   cmd->add_flag("--reference", args->reference,
                 "train in one process without a pipeline (the correctness reference)");
   cmd->callback([args, argv] { run_command(*args, argv); });
