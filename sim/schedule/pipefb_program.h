@@ -5,14 +5,21 @@
 //
 // Stage s: forward device 2s, backward device 2s + 1 (neighbours, so the stash crosses
 // the fastest link). The forward device streams FWDs: it sends activations to the next
-// forward device and each FWD's stash to its backward device (SEND_STASH; its stash is
-// freed when the send ends, and a FWD waits until the previous stash has left, so a
-// forward device holds at most two). The backward device receives stashes and gradients
-// in 1F1B's pattern (K - s stashes, then one gradient per stash), so it keeps at most
-// K - s stashes, runs the BWDs and the OPTIM, and sends the updated weights back
-// (SEND_WEIGHTS), which the next iteration's first FWD waits for. Resident memory: the
-// forward device keeps only the weights; the backward device weights, gradients and
-// optimizer state. The last stage's backward device computes the loss.
+// forward device and each FWD's stash to its backward device (SEND_STASH; the stash is
+// freed there when the send ends). The backward device runs the BWDs and the OPTIM and
+// sends the updated weights back (SEND_WEIGHTS), which the next iteration's first FWD
+// waits for. Resident memory: the forward device keeps only the weights; the backward
+// device weights, gradients and optimizer state. The last stage's backward device
+// computes the loss.
+//
+// In flight: the backward device receives stash n once backward n - W_s has ended, and a
+// forward waits until the previous stash has left, so the forward device holds one stash
+// and the backward device W_s. Unlike 1F1B (K - s), the backward device spends only t_b
+// per microbatch, so covering a microbatch's round trip (forwards of stages s..K-1,
+// backwards of K-1..s) takes W_s = ceil(sum of t_f + t_b from stage s on / t_b(s)). The
+// backward device's recv lane takes stashes and gradients in the order the contention-free
+// schedule delivers them. Every dependency is local to a device (or a transfer), so real
+// ranks run the Program as it is.
 #pragma once
 
 #include "sim/program/program.h"
@@ -22,9 +29,9 @@
 namespace pipetwin {
 
 // `layout` as make_layout gives it for `stages` chunks on one replica. With `recompute`,
-// SEND_STASH carries the stage's input (the previous stage's output; stage 0's backward
-// device reads the minibatch itself, so nothing for it) and each BWD also pays its FWD's
-// time; the forward device keeps the input until it has left. (The activations recomputed
+// SEND_STASH carries the stage's input (the previous stage's output; 0 bytes for stage 0,
+// whose backward device can read the minibatch itself, though real ranks send it) and each
+// BWD also pays its FWD's time; the forward device keeps the input until it has left. (The activations recomputed
 // inside a BWD live only while it runs; the memory model counts the received input.)
 Program pipefb_program(const PipelineLayout& layout, bool recompute, int32_t iterations);
 
