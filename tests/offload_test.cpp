@@ -11,6 +11,7 @@
 
 #include "cli_runner.h"
 #include "random_setup.h"
+#include "same_times.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/memory_curve.h"
 #include "sim/model/training_memory.h"
@@ -131,19 +132,9 @@ TEST_P(OffloadExact, SimgridReproducesAnalyticTimestamps) {
                    std::uniform_real_distribution<double>(0.1, 1.0)(rng));
     setup.simgrid.exact = true;
     const Program p = build_program(setup);
-    const ExecutionTimes analytic = run_analytic(p, setup.cluster);
-    const ExecutionTimes simgrid = run_simgrid(p, setup.cluster, setup.simgrid);
     SCOPED_TRACE("trial " + std::to_string(trial));
-    int mismatches = 0;
-    for (int32_t i = 0; i < p.size() && mismatches < 5; ++i) {
-      for (auto [a, b] : {std::pair{analytic.start_s[i], simgrid.start_s[i]},
-                          std::pair{analytic.end_s[i], simgrid.end_s[i]}}) {
-        if (std::abs(a - b) > 1e-9 * std::abs(a) + 1e-15) {
-          ++mismatches;
-          ADD_FAILURE() << p.describe(i) << ": analytic " << a << " simgrid " << b;
-        }
-      }
-    }
+    testing::expect_same_times(p, run_analytic(p, setup.cluster),
+                               run_simgrid(p, setup.cluster, setup.simgrid));
   }
 }
 
@@ -345,12 +336,8 @@ TEST(PipeFb, RandomProgramsAreValidAndExactSimgridAgrees) {
     setup.simgrid.exact = true;
     SCOPED_TRACE("trial " + std::to_string(trial));
     const Program p = build_program(setup);
-    const ExecutionTimes analytic = run_analytic(p, setup.cluster);
-    const ExecutionTimes simgrid = run_simgrid(p, setup.cluster, setup.simgrid);
-    for (int32_t i = 0; i < p.size(); ++i) {
-      ASSERT_NEAR(analytic.end_s[i], simgrid.end_s[i], 1e-9 * analytic.end_s[i] + 1e-15)
-          << p.describe(i);
-    }
+    testing::expect_same_times(p, run_analytic(p, setup.cluster),
+                               run_simgrid(p, setup.cluster, setup.simgrid));
   }
 }
 

@@ -4,29 +4,14 @@
 // and the max-plus recurrence implement the same semantics.
 #include <gtest/gtest.h>
 
-#include <cmath>
-
 #include "random_setup.h"
+#include "same_times.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/schedule/build_program.h"
 #include "sim/simgrid/simgrid_executor.h"
 
 namespace pipetwin {
 namespace {
-
-void expect_same_times(const Program& p, const ExecutionTimes& analytic, const ExecutionTimes& sg) {
-  ASSERT_EQ(analytic.start_s.size(), sg.start_s.size());
-  int mismatches = 0;
-  for (int32_t i = 0; i < p.size() && mismatches < 5; ++i) {
-    for (auto [a, b] : {std::pair{analytic.start_s[i], sg.start_s[i]},
-                        std::pair{analytic.end_s[i], sg.end_s[i]}}) {
-      if (std::abs(a - b) > 1e-9 * std::abs(a) + 1e-15) {
-        ++mismatches;
-        ADD_FAILURE() << p.describe(i) << ": analytic " << a << " simgrid " << b;
-      }
-    }
-  }
-}
 
 class SimgridExact : public ::testing::TestWithParam<proto::ScheduleKind> {};
 
@@ -38,8 +23,8 @@ TEST_P(SimgridExact, ReproducesAnalyticTimestampsOnRandomScenarios) {
     const Program program = build_program(setup);
     SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(program.size()) +
                  " instructions");
-    expect_same_times(program, run_analytic(program, setup.cluster),
-                      run_simgrid(program, setup.cluster, setup.simgrid));
+    testing::expect_same_times(program, run_analytic(program, setup.cluster),
+                               run_simgrid(program, setup.cluster, setup.simgrid));
   }
 }
 

@@ -327,17 +327,22 @@ class RankExecutor {
     const torch::Tensor input = produced_[handed].detach().requires_grad_(float_input);
     const torch::Tensor output = stages_.at(ins.stage)->forward(input);
     if (ins.stage == p_.num_stages - 1) {
-      const torch::Tensor target =
-          rows(data(ins.iteration).second, {0, p_.global_batch}, ins.range);
-      const double share = static_cast<double>(ins.range.size()) / p_.global_batch;
-      const torch::Tensor loss = zoo_loss(arch_, output, target) * share;
-      losses_[ins.iteration] += loss.item<double>();
-      loss.backward();
+      loss_backward(ins, output, /*keep_graph=*/false);
     } else {
       output.backward(gather_pieces(i, Op::kRecvGrad));
     }
     if (ins.stage > 0) produced_[i] = input.grad().detach();
     produced_[handed] = torch::Tensor();
+  }
+
+  // The last stage: the loss of samples `ins.range` from their outputs, back-propagated.
+  // Mean over the minibatch: each microbatch weighs by its share of samples.
+  void loss_backward(const Instruction& ins, const torch::Tensor& output, bool keep_graph) {
+    const torch::Tensor target = rows(data(ins.iteration).second, {0, p_.global_batch}, ins.range);
+    const double share = static_cast<double>(ins.range.size()) / p_.global_batch;
+    const torch::Tensor loss = zoo_loss(arch_, output, target) * share;
+    losses_[ins.iteration] += loss.item<double>();
+    loss.backward({}, keep_graph);
   }
 
   void backward(int32_t i) {
@@ -352,14 +357,7 @@ class RankExecutor {
       keep_graph |= stash_[f].rows_left > piece.size();
     }
     if (ins.stage == p_.num_stages - 1) {
-      const torch::Tensor target =
-          rows(data(ins.iteration).second, {0, p_.global_batch}, ins.range);
-      // Mean over the minibatch: each microbatch weighs by its share of samples.
-      const double share = static_cast<double>(ins.range.size()) / p_.global_batch;
-      const torch::Tensor output = outputs.size() == 1 ? outputs[0] : torch::cat(outputs, 0);
-      const torch::Tensor loss = zoo_loss(arch_, output, target) * share;
-      losses_[ins.iteration] += loss.item<double>();
-      loss.backward({}, keep_graph);
+      loss_backward(ins, outputs.size() == 1 ? outputs[0] : torch::cat(outputs, 0), keep_graph);
     } else {
       const torch::Tensor grad = gather_pieces(i, Op::kRecvGrad);
       std::vector<torch::Tensor> grads;
@@ -443,7 +441,9 @@ class RankExecutor {
   void receive(int32_t i) {
     const Instruction& ins = p_.instructions[i];
     if (ins.op == Op::kRecvWeights) {  // the backward rank's updated weights
-      std::vector<torch::Tensor> buffer = {torch::empty_like(flat_parameters(ins.stage))};
+      int64_t count = 0;
+      for (const auto& p : stages_.at(ins.stage)->parameters()) count += p.numel();
+      std::vector<torch::Tensor> buffer = {torch::empty({std::max<int64_t>(count, 1)})};
       job_.world->recv(buffer, ins.peer_device, tag(i))->wait();
       const torch::NoGradGuard no_grad;
       int64_t offset = 0;

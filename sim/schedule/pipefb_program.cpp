@@ -34,6 +34,7 @@ class PipeFbBuilder {
                   : static_cast<int32_t>(ranges_.size());
       window_[s] = std::max(window_[s], 1);
     }
+    recv_order_ = backward_recv_order();
   }
 
   Program run(int32_t iterations) && {
@@ -167,27 +168,12 @@ class PipeFbBuilder {
            optim[s]);
     }
     // RECVs, each lane in its order.
-    std::vector<std::vector<double>> ideal_fwd_end, ideal_bwd_end;
-    ideal_times(ideal_fwd_end, ideal_bwd_end);
     for (int32_t s = 0; s < stages_; ++s) {
       for (int32_t m = 0; m < M && s > 0; ++m) {
         builder_.add_dependency(fwd[s][m], receive(act[s - 1][m].id, act[s - 1][m].instr));
       }
       weights_in_[s] = receive(weights[s].id, weights[s].instr);
-      // Backward device's recv lane: stashes and gradients in the order they arrive in the
-      // contention-free schedule, so that neither stream waits behind the other.
-      std::vector<std::pair<double, int32_t>> arrivals;  // (time, m) stash m; (time, -m-1) grad
-      for (int32_t m = 0; m < M; ++m) {
-        // A stash lands when it is computed and its slot is free.
-        const double slot = m >= window_[s] ? ideal_bwd_end[s][m - window_[s]] : 0;
-        arrivals.emplace_back(std::max(ideal_fwd_end[s][m], slot), m);
-        if (s + 1 < stages_) arrivals.emplace_back(ideal_bwd_end[s + 1][m], -m - 1);
-      }
-      // Gradients first at equal times: the backward that frees a slot needs its gradient.
-      std::stable_sort(arrivals.begin(), arrivals.end(), [](const auto& a, const auto& b) {
-        return a.first < b.first || (a.first == b.first && a.second < 0 && b.second >= 0);
-      });
-      for (const auto& [time, key] : arrivals) {
+      for (const int32_t key : recv_order_[s]) {
         const bool is_stash = key >= 0;
         const int32_t m = is_stash ? key : -key - 1;
         Sent& sent = is_stash ? stash[s][m] : grad[s + 1][m];
@@ -223,6 +209,31 @@ class PipeFbBuilder {
     }
   }
 
+  // Each backward device's recv lane, the same every iteration: stashes (key m) and
+  // gradients (key -m-1) in the order they arrive in the contention-free schedule, so that
+  // neither stream waits behind the other.
+  std::vector<std::vector<int32_t>> backward_recv_order() const {
+    const int32_t M = microbatches();
+    std::vector<std::vector<double>> fwd_end, bwd_end;
+    ideal_times(fwd_end, bwd_end);
+    std::vector<std::vector<int32_t>> order(stages_);
+    for (int32_t s = 0; s < stages_; ++s) {
+      std::vector<std::pair<double, int32_t>> arrivals;  // (time, key)
+      for (int32_t m = 0; m < M; ++m) {
+        // A stash lands when it is computed and its slot is free.
+        const double slot = m >= window_[s] ? bwd_end[s][m - window_[s]] : 0;
+        arrivals.emplace_back(std::max(fwd_end[s][m], slot), m);
+        if (s + 1 < stages_) arrivals.emplace_back(bwd_end[s + 1][m], -m - 1);
+      }
+      // Gradients first at equal times: the backward that frees a slot needs its gradient.
+      std::stable_sort(arrivals.begin(), arrivals.end(), [](const auto& a, const auto& b) {
+        return a.first < b.first || (a.first == b.first && a.second < 0 && b.second >= 0);
+      });
+      for (const auto& [time, key] : arrivals) order[s].push_back(key);
+    }
+    return order;
+  }
+
   // Bytes per sample of what a stage's forward device hands to its backward device.
   double handed_over(int32_t s) const {
     if (!recompute_) return layout_.costs[s].stash_bytes_per_sample;
@@ -240,6 +251,7 @@ class PipeFbBuilder {
   ProgramBuilder builder_;
   std::vector<int32_t> weights_in_;  // per stage: RECV_WEIGHTS of the previous iteration
   std::vector<int32_t> window_;      // per stage: microbatches in flight (see above)
+  std::vector<std::vector<int32_t>> recv_order_;  // per backward device, see backward_recv_order
 };
 
 }  // namespace
