@@ -372,9 +372,10 @@ class RankExecutor {
       Stash& stash = stash_[f];
       const SampleRange piece = p_.instructions[f].range.intersect(ins.range);
       if (ins.stage > 0) {
-        // Samples are independent, so the rows outside this piece got no gradient; the
-        // next piece of the same forward starts from zero again.
-        input_grads.push_back(rows(stash.input.grad(), p_.instructions[f].range, piece).clone());
+        // Samples are independent, so the rows outside this piece got no gradient. The
+        // gradient is detached from the input, so the next piece of the same forward
+        // accumulates into a fresh tensor and this view needs no copy.
+        input_grads.push_back(rows(stash.input.grad(), p_.instructions[f].range, piece));
         stash.input.mutable_grad() = torch::Tensor();
       }
       stash.rows_left -= piece.size();

@@ -200,8 +200,8 @@ void print_comparison(std::ostream& out, const TimelineComparison& c, const Comp
       << pad(format_number("%.1f%%", 100 * c.bubble_b), col)
       << format_number("%+.1f points", 100 * (c.bubble_b - c.bubble_a)) << "\n";
   for (const TimelineComparison::PeakMemory& p : c.peak_memory) {
-    out << pad("mem dev" + std::to_string(p.device), 10) << pad(format_gib(p.a_bytes), col)
-        << pad(format_gib(p.b_bytes), col)
+    out << pad("mem dev" + std::to_string(p.device), 10) << pad(format_bytes(p.a_bytes), col)
+        << pad(format_bytes(p.b_bytes), col)
         << (p.a_bytes > 0 ? signed_percent(p.b_bytes / p.a_bytes - 1) : std::string("-")) << "\n";
   }
 

@@ -83,7 +83,7 @@ void run_training(const SimulateArgs& args, const ResolvedScenario& setup) {
     std::string moved = "-";
     if (k > 0) {
       const Migration& m = run.migrations[k - 1];
-      moved = format_gib(static_cast<double>(m.bytes)) + " GiB in " + format_seconds(m.seconds);
+      moved = format_bytes(static_cast<double>(m.bytes)) + " in " + format_seconds(m.seconds);
     }
     std::cout << pad(range, 15) << pad(std::to_string(p.plan.frozen_layers), 8) << pad(shape, 19)
               << pad(plan_text(p.plan), 17) << pad(format_seconds(p.iteration_time_s), 12) << moved

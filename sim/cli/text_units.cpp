@@ -20,6 +20,13 @@ std::string format_gib(double bytes) {
   return format_number("%.2f", bytes / (1024.0 * 1024.0 * 1024.0));
 }
 
+std::string format_bytes(double bytes) {
+  if (bytes < 1024) return format_number("%.0f B", bytes);
+  if (bytes < 1024.0 * 1024) return format_number("%.1f KiB", bytes / 1024);
+  if (bytes < 1024.0 * 1024 * 1024) return format_number("%.2f MiB", bytes / (1024.0 * 1024));
+  return format_gib(bytes) + " GiB";
+}
+
 std::string pad(const std::string& text, size_t width) {
   return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
 }

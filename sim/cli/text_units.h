@@ -15,6 +15,9 @@ std::string format_seconds(double seconds);
 // Bytes as GiB with two decimals, without the unit: "19.94".
 std::string format_gib(double bytes);
 
+// Bytes with a unit that keeps them readable: "812 B", "31.5 KiB", "6.20 MiB", "19.94 GiB".
+std::string format_bytes(double bytes);
+
 // `text` padded with spaces to `width` (at least one space after it).
 std::string pad(const std::string& text, size_t width);
 
