@@ -225,6 +225,8 @@ schedule { kind: GPIPE stages: 2 }
       {"freeze { interval_iterations: 0 synthetic {} }", "freeze.interval_iterations",
        "must be positive"},
       {"freeze { }", "freeze", "no source of freezing"},
+      {"freeze { at { iteration: 5 frozen_layers: 1 } synthetic {} }", "freeze",
+       "at most one of at, log, synthetic"},
       {"freeze { log: \"other.freezelog\" }", "freeze.log",
        "the log is for a model of 5 layers, this scenario's has 2"},
   };

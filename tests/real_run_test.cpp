@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
+#include "real_run_helpers.h"
 #include "sim/freeze/gradient_norms.h"
 #include "sim/model/model_sources.h"
 #include "sim/scenario/loaded_scenario.h"
@@ -23,21 +24,9 @@ using ::testing::HasSubstr;
 using testing::run_pipetwin;
 using testing::TempDir;
 
-#ifndef PIPETWIN_HAS_TORCH
-#define SKIP_WITHOUT_TORCH() GTEST_SKIP() << "built without LibTorch"
-#else
-#define SKIP_WITHOUT_TORCH() (void)0
-#endif
+using testing::expect_close;
 
 constexpr const char* kScenario = "builtin:mlp-cpu-2rank";
-
-void expect_close(const nlohmann::json& a, const nlohmann::json& b, double tolerance) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    const double x = a[i].get<double>(), y = b[i].get<double>();
-    EXPECT_NEAR(x, y, tolerance * std::max(1.0, std::abs(y))) << "entry " << i;
-  }
-}
 
 class RealRun : public ::testing::TestWithParam<std::string> {};
 

@@ -2,6 +2,8 @@
 // on this thread; send, recv and collective on their own threads so that communication
 // overlaps compute, as the design's lanes say), recording every instruction's start and
 // end.
+#include "backend/torch/rank_executor.h"
+
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
@@ -12,8 +14,8 @@
 #include <thread>
 
 #include "backend/torch/clock_alignment.h"
-#include "backend/torch/gloo_group.h"
-#include "backend/torch/optimizers.h"
+#include "backend/torch/rank_model.h"
+#include "backend/torch/rank_session.h"
 #include "backend/torch/real_run.h"
 #include "backend/torch/synthetic_task.h"
 #include "backend/torch/torch_pch.h"
@@ -49,13 +51,18 @@ struct Stash {
   int32_t rows_left = 0;
 };
 
+}  // namespace
+
 class RankExecutor {
  public:
-  RankExecutor(const ResolvedScenario& setup, const Program& program, const RankEnvironment& env,
-               const RealRunOptions& options)
+  RankExecutor(const ResolvedScenario& setup, const Program& program, RankSession& session,
+               RankModel& model, const RealRunOptions& options, const ProgramContext& context)
       : p_(program),
-        env_(env),
+        session_(session),
+        model_(model),
+        env_(session.env),
         options_(options),
+        context_(context),
         arch_(zoo_architecture(*setup.zoo)),
         split_stages_(setup.schedule.kind == proto::PIPEFB),
         layers_(stage_layers(setup)),
@@ -63,6 +70,7 @@ class RankExecutor {
         produced_(program.size()),
         stash_(program.size()),
         measured_stash_(program.size(), 0),
+        measured_bytes_(program.size(), 0),
         done_(program.size(), 0) {
     torch::set_num_threads(1);  // ranks share the machine's cores
     // This rank's stages: with replicas and interleaving, whatever the Program puts here.
@@ -71,8 +79,7 @@ class RankExecutor {
         continue;
       }
       const int s = ins.stage;
-      stages_[s] = zoo_layers(arch_, layers_[s].first, layers_[s].second, options.seed);
-      optimizers_[s] = make_optimizer(setup.training.optimizer, stages_[s]->parameters());
+      stages_[s] = model_.stage(layers_[s].first, layers_[s].second);
     }
     // Fault injection for tests: PIPETWIN_CRASH_AT="rank:k" kills that rank just before
     // it runs the k-th instruction of its compute lane.
@@ -94,12 +101,8 @@ class RankExecutor {
   }
 
   RealRunResult run() {
-    job_ = join_job(env_, options_.timeout_s);
     join_collective_groups();
-    // Instruction tags are SEND indices: the clock exchange's tags come after them.
-    const ClockAlignment clock = align_clocks(*job_.world, env_, p_.size());
-    clock_base_ = clock.rank0_start_s;
-
+    clock_base_ = session_.clock_base_s;
     std::vector<std::thread> helpers;
     for (Lane lane : {Lane::kSend, Lane::kRecv, Lane::kCollective}) {
       helpers.emplace_back([this, lane] { run_lane(lane); });
@@ -107,7 +110,7 @@ class RankExecutor {
     run_lane(Lane::kCompute);
     for (std::thread& t : helpers) t.join();
     if (failure_) std::rethrow_exception(failure_);
-    return gather(clock.offset_s);
+    return gather(session_.clock_offset_s);
   }
 
  private:
@@ -120,10 +123,8 @@ class RankExecutor {
       std::vector<int> ranks;
       for (int32_t m : p_.members_of_group(g)) ranks.push_back(p_.instructions[m].device);
       std::sort(ranks.begin(), ranks.end());
-      if (std::find(ranks.begin(), ranks.end(), env_.rank) == ranks.end() || groups_.count(ranks)) {
-        continue;
-      }
-      groups_[ranks] = join_group(job_, env_, ranks, options_.timeout_s);
+      if (std::find(ranks.begin(), ranks.end(), env_.rank) == ranks.end()) continue;
+      session_.group(ranks);
     }
   }
 
@@ -197,16 +198,17 @@ class RankExecutor {
       case Op::kSendGrad:
       case Op::kSendStash:
       case Op::kSendWeights:
+      case Op::kMigrate:
         return send(i);
       case Op::kRecvAct:
       case Op::kRecvGrad:
       case Op::kRecvStash:
       case Op::kRecvWeights:
+      case Op::kMigrateRecv:
         return receive(i);
       case Op::kOptim:
         record_gradient_norms(ins);
-        optimizers_.at(ins.stage)->step();
-        optimizers_.at(ins.stage)->zero_grad();
+        model_.step(layers_[ins.stage].first, layers_[ins.stage].second);
         return;
       case Op::kAllreduce:
         return allreduce(i);
@@ -262,7 +264,9 @@ class RankExecutor {
     torch::Tensor input = ins.stage == 0
                               ? rows(data(ins.iteration).first, {0, p_.global_batch}, ins.range)
                               : gather_pieces(i, Op::kRecvAct);
-    input = input.detach().requires_grad_(ins.stage > 0 && !split_stages_);
+    // No gradient is wanted for the input when everything upstream is frozen.
+    const bool upstream_trains = layers_[ins.stage].first > model_.frozen();
+    input = input.detach().requires_grad_(ins.stage > 0 && !split_stages_ && upstream_trains);
     Stash& stash = stash_[i];
     stash.input = input;
     if (split_stages_) {  // the backward rank recomputes: nothing to record here
@@ -271,12 +275,13 @@ class RankExecutor {
       measured_stash_[i] = input.numel() * static_cast<int64_t>(input.element_size());
       return;
     }
-    // Layer by layer, to count the activations the backward keeps: each layer's output.
+    // Layer by layer, to count the activations the backward keeps: each layer's output
+    // (a frozen prefix's outputs need no gradient, so autograd keeps nothing for them).
     torch::Tensor x = input;
     int64_t kept = 0;
     for (auto& layer : *stages_.at(ins.stage)) {
       x = layer.forward(x);
-      kept += x.numel() * static_cast<int64_t>(x.element_size());
+      if (x.requires_grad()) kept += x.numel() * static_cast<int64_t>(x.element_size());
     }
     measured_stash_[i] = kept;
     stash.output = x;
@@ -288,7 +293,9 @@ class RankExecutor {
   // until the next iteration's, so that microbatches only slice it.
   const std::pair<torch::Tensor, torch::Tensor>& data(int iteration) {
     if (data_iteration_ != iteration) {
-      data_ = {task_.inputs(iteration), task_.targets(iteration)};
+      // The run's iteration, not the Program's: a phase continues the run's data.
+      const int run_iteration = context_.first_iteration + iteration;
+      data_ = {task_.inputs(run_iteration), task_.targets(run_iteration)};
       data_iteration_ = iteration;
     }
     return data_;
@@ -358,6 +365,8 @@ class RankExecutor {
     }
     if (ins.stage == p_.num_stages - 1) {
       loss_backward(ins, outputs.size() == 1 ? outputs[0] : torch::cat(outputs, 0), keep_graph);
+    } else if (!outputs[0].requires_grad()) {
+      // A frozen stage: nothing here or upstream trains, the gradient is a bare token.
     } else {
       const torch::Tensor grad = gather_pieces(i, Op::kRecvGrad);
       std::vector<torch::Tensor> grads;
@@ -371,7 +380,9 @@ class RankExecutor {
     for (int32_t f : forwards) {
       Stash& stash = stash_[f];
       const SampleRange piece = p_.instructions[f].range.intersect(ins.range);
-      if (ins.stage > 0) {
+      if (ins.stage > 0 && !stash.input.requires_grad()) {
+        input_grads.push_back(torch::empty({0}));  // nothing upstream wants it
+      } else if (ins.stage > 0) {
         // Samples are independent, so the rows outside this piece got no gradient. The
         // gradient is detached from the input, so the next piece of the same forward
         // accumulates into a fresh tensor and this view needs no copy.
@@ -386,6 +397,7 @@ class RankExecutor {
     }
     if (ins.stage > 0) {
       produced_[i] = input_grads.size() == 1 ? input_grads[0] : torch::cat(input_grads, 0);
+      if (produced_[i].numel() == 0) produced_[i] = torch::empty({0});
     }
   }
 
@@ -403,7 +415,7 @@ class RankExecutor {
     }
     if (grads.empty()) return;
     std::vector<torch::Tensor> flat = {torch::cat(grads)};
-    groups_.at(ranks)->allreduce(flat)->wait();
+    session_.group(ranks).allreduce(flat)->wait();
     int64_t offset = 0;
     for (const auto& p : stages_.at(ins.stage)->parameters()) {
       if (!p.grad().defined()) continue;
@@ -421,15 +433,18 @@ class RankExecutor {
     int32_t producer = -1;
     for (int32_t d : p_.deps_of(i)) producer = d;
     const Instruction& from = p_.instructions[producer];
+    if (ins.op == Op::kMigrate) return send_layers(i);
     std::vector<torch::Tensor> payload;
-    if (ins.op == Op::kSendWeights) {
+    if (ins.bytes == 0 && ins.op == Op::kSendGrad) {
+      payload = {torch::empty({0})};  // into a frozen stage: a token
+    } else if (ins.op == Op::kSendWeights) {
       payload = {flat_parameters(ins.stage)};
     } else if (ins.op == Op::kSendStash) {
       payload = {rows(stash_[producer].input, from.range, ins.range).detach().contiguous()};
     } else {
       payload = {rows(produced_[producer], from.range, ins.range).detach().contiguous()};
     }
-    job_.world->send(payload, ins.peer_device, tag(i))->wait();
+    session_.job.world->send(payload, ins.peer_device, tag(i))->wait();
     if (ins.op == Op::kSendStash) stash_[producer] = Stash{};  // it has left
   }
 
@@ -441,11 +456,18 @@ class RankExecutor {
 
   void receive(int32_t i) {
     const Instruction& ins = p_.instructions[i];
+    if (ins.op == Op::kMigrateRecv) return receive_layers(i);
+    if (ins.op == Op::kRecvGrad && ins.bytes == 0) {
+      std::vector<torch::Tensor> token = {torch::empty({0})};
+      session_.job.world->recv(token, ins.peer_device, tag(i))->wait();
+      produced_[i] = token[0];
+      return;
+    }
     if (ins.op == Op::kRecvWeights) {  // the backward rank's updated weights
       int64_t count = 0;
       for (const auto& p : stages_.at(ins.stage)->parameters()) count += p.numel();
       std::vector<torch::Tensor> buffer = {torch::empty({std::max<int64_t>(count, 1)})};
-      job_.world->recv(buffer, ins.peer_device, tag(i))->wait();
+      session_.job.world->recv(buffer, ins.peer_device, tag(i))->wait();
       const torch::NoGradGuard no_grad;
       int64_t offset = 0;
       for (auto& p : stages_.at(ins.stage)->parameters()) {
@@ -464,34 +486,75 @@ class RankExecutor {
     const bool tokens = first == 0 && arch_.input_vocab > 0 && ins.op != Op::kRecvGrad;
     std::vector<torch::Tensor> buffer = {
         torch::empty(shape, tokens ? torch::kLong : torch::kFloat)};
-    job_.world->recv(buffer, ins.peer_device, tag(i))->wait();
+    session_.job.world->recv(buffer, ins.peer_device, tag(i))->wait();
     produced_[i] = buffer[0];
   }
 
+  // MIGRATE: the layers this pair moves (in layer order), parameters and optimizer state.
+  std::vector<int> moved_layers(int32_t source, int32_t target) const {
+    std::vector<int> layers;
+    for (const LayerMove& move : context_.moves) {
+      if (move.source == source && move.target == target) layers.push_back(move.layer);
+    }
+    return layers;
+  }
+
+  void send_layers(int32_t i) {
+    const Instruction& ins = p_.instructions[i];
+    RankModel::Payload payload = model_.export_layers(moved_layers(env_.rank, ins.peer_device));
+    std::vector<torch::Tensor> values = {payload.values}, steps = {payload.steps};
+    session_.job.world->send(values, ins.peer_device, tag(i))->wait();
+    if (payload.steps.numel() > 0) {
+      session_.job.world->send(steps, ins.peer_device, tag(i) + p_.size())->wait();
+    }
+    measured_bytes_[i] = payload.values.numel() * static_cast<int64_t>(sizeof(float));
+  }
+
+  void receive_layers(int32_t i) {
+    const Instruction& ins = p_.instructions[i];
+    const std::vector<int> layers = moved_layers(ins.peer_device, env_.rank);
+    RankModel::Payload payload;
+    std::vector<torch::Tensor> values = {torch::empty({model_.payload_values(layers)})};
+    session_.job.world->recv(values, ins.peer_device, tag(i))->wait();
+    payload.values = values[0];
+    std::vector<torch::Tensor> steps = {torch::empty({model_.payload_steps(layers)}, torch::kLong)};
+    if (steps[0].numel() > 0) {
+      session_.job.world->recv(steps, ins.peer_device, tag(i) + p_.size())->wait();
+    }
+    payload.steps = steps[0];
+    model_.import_layers(layers, payload);
+    measured_bytes_[i] = payload.values.numel() * static_cast<int64_t>(sizeof(float));
+  }
+
+  // One all-reduce of every rank's share: each slot is written by one rank (or, for
+  // losses, summed over the replicas' last stages).
   RealRunResult gather(double offset) {
     const int64_t n = p_.size();
     const int layers = static_cast<int>(arch_.layers.size());
     const int64_t norms = static_cast<int64_t>(gradient_norms_.size());
-    torch::Tensor all = torch::zeros({3 * n + p_.iterations + layers + norms}, torch::kFloat64);
+    const int64_t starts = 0, ends = n, stashes = 2 * n, payloads = 3 * n, losses = 4 * n;
+    const int64_t weights = losses + p_.iterations, norm_slots = weights + layers;
+    torch::Tensor all = torch::zeros({norm_slots + norms}, torch::kFloat64);
     auto data = all.accessor<double, 1>();
     for (int32_t i = 0; i < n; ++i) {
       if (p_.instructions[i].device != env_.rank) continue;
-      data[i] = times_.start_s[i];
-      data[n + i] = times_.end_s[i];
-      data[2 * n + p_.iterations + layers + i] = static_cast<double>(measured_stash_[i]);
+      data[starts + i] = times_.start_s[i];
+      data[ends + i] = times_.end_s[i];
+      data[stashes + i] = static_cast<double>(measured_stash_[i]);
+      if (is_send(p_.instructions[i].op))
+        data[payloads + i] = static_cast<double>(measured_bytes_[i]);
     }
-    for (int64_t k = 0; k < norms; ++k)
-      data[3 * n + p_.iterations + layers + k] = gradient_norms_[k];
+    for (int64_t k = 0; k < norms; ++k) data[norm_slots + k] = gradient_norms_[k];
     // Every replica's last stage holds its share of each iteration's loss.
-    for (int it = 0; it < p_.iterations; ++it) data[2 * n + it] = losses_[it];
+    for (int it = 0; it < p_.iterations; ++it) data[losses + it] = losses_[it];
     for (auto& [s, stage] : stages_) {
       if (p_.stage_device[s] != env_.rank) continue;  // replica 0's weights stand for all
       for (int l = layers_[s].first; l < layers_[s].second; ++l) {
-        data[2 * n + p_.iterations + l] = parameter_sum(*stage[l - layers_[s].first]);
+        data[weights + l] = parameter_sum(*stage[l - layers_[s].first]);
       }
     }
     std::vector<torch::Tensor> buffer = {all};
-    job_.world->allreduce(buffer)->wait();
+    session_.job.world->allreduce(buffer)->wait();
     RealRunResult result;
     result.clock_offset_s = offset;
     const double* merged = buffer[0].data_ptr<double>();
@@ -512,34 +575,36 @@ class RankExecutor {
       result.times.start_s[i] = result.times.start_s[j] = start;
       result.times.end_s[i] = result.times.end_s[j] = end;
     }
-    result.losses.assign(merged + 2 * n, merged + 2 * n + p_.iterations);
-    result.weights.assign(merged + 2 * n + p_.iterations, merged + 2 * n + p_.iterations + layers);
+    result.losses.assign(merged + losses, merged + losses + p_.iterations);
+    result.weights.assign(merged + weights, merged + weights + layers);
     for (int32_t i = 0; i < n; ++i) {
-      result.stash_bytes.push_back(std::llround(merged[2 * n + p_.iterations + layers + i]));
+      result.stash_bytes.push_back(std::llround(merged[stashes + i]));
+      result.payload_bytes.push_back(std::llround(merged[payloads + i]));
     }
-    const double* norm = merged + 3 * n + p_.iterations + layers;
     for (int64_t k = 0; k * layers < norms; ++k) {
-      result.gradient_norms.emplace_back(norm + k * layers, norm + (k + 1) * layers);
+      result.gradient_norms.emplace_back(merged + norm_slots + k * layers,
+                                         merged + norm_slots + (k + 1) * layers);
     }
     return result;
   }
 
   const Program& p_;
+  RankSession& session_;
+  RankModel& model_;
   RankEnvironment env_;
   RealRunOptions options_;
+  ProgramContext context_;
   ZooArchitecture arch_;
   // PipeFB: forward and backward of a stage on two ranks; the backward recomputes.
   bool split_stages_ = false;
   std::vector<std::pair<int, int>> layers_;
   SyntheticTask task_;
-  GlooJob job_;
-  std::map<std::vector<int>, c10::intrusive_ptr<c10d::ProcessGroupGloo>> groups_;
-  std::map<int, torch::nn::Sequential> stages_;
-  std::map<int, std::unique_ptr<torch::optim::Optimizer>> optimizers_;
-  std::vector<torch::Tensor> produced_;  // FWD: output; BWD: input gradient; RECV: payload
-  std::vector<Stash> stash_;             // FWD: what its backward needs
-  std::vector<int64_t> measured_stash_;  // FWD: bytes of its layers' outputs
-  std::vector<double> gradient_norms_;   // [interval * layers + layer]
+  std::map<int, torch::nn::Sequential> stages_;  // the model's layers, as this Program cuts them
+  std::vector<torch::Tensor> produced_;          // FWD: output; BWD: input gradient; RECV: payload
+  std::vector<Stash> stash_;                     // FWD: what its backward needs
+  std::vector<int64_t> measured_stash_;          // FWD: bytes of its layers' outputs
+  std::vector<int64_t> measured_bytes_;          // SEND kinds: bytes of the payload sent (MIGRATE)
+  std::vector<double> gradient_norms_;           // [interval * layers + layer]
   std::vector<char> done_;
   std::vector<double> losses_;
   ExecutionTimes times_;
@@ -552,7 +617,12 @@ class RankExecutor {
   int data_iteration_ = -1;
 };
 
-}  // namespace
+RealRunResult execute_on_rank(const ResolvedScenario& setup, const Program& program,
+                              RankSession& session, RankModel& model, const RealRunOptions& options,
+                              const ProgramContext& context) {
+  RankExecutor executor(setup, program, session, model, options, context);
+  return executor.run();
+}
 
 Program with_measured_stash(const Program& program, const RealRunResult& run) {
   Program measured = program;
@@ -596,8 +666,10 @@ RealRunResult run_as_rank(const ResolvedScenario& setup, const Program& program,
     throw InputError("WORLD_SIZE=" + std::to_string(env.world_size) + " but the schedule needs " +
                      std::to_string(program.num_devices) + " ranks (one per pipeline device)");
   }
-  RankExecutor executor(setup, program, env, options);
-  return executor.run();
+  // Instruction tags are SEND indices: the clock exchange's tags come after them.
+  RankSession session = open_session(env, options.timeout_s, program.size());
+  RankModel model(zoo_architecture(*setup.zoo), setup.training.optimizer, options.seed);
+  return execute_on_rank(setup, program, session, model, options, ProgramContext{});
 }
 
 }  // namespace pipetwin

@@ -8,8 +8,10 @@
 
 #include "sim/exec/execution_times.h"
 #include "sim/freeze/gradient_norms.h"
+#include "sim/freeze/training_run.h"
 #include "sim/program/program.h"
 #include "sim/scenario/resolved_scenario.h"
+#include "traces/timeline.h"
 
 namespace pipetwin {
 
@@ -48,6 +50,8 @@ struct RealRunResult {
   // With gradient_interval: [interval][layer] accumulated gradient L1 norm (replicas'
   // gradients are equal after their all-reduce; counted once).
   IntervalNorms gradient_norms;
+  // Per instruction (MIGRATE only, else 0): bytes of the payload sent.
+  std::vector<int64_t> payload_bytes;
 };
 
 // Runs this rank's part of `program`; every rank returns the merged result. Throws
@@ -56,9 +60,30 @@ RealRunResult run_as_rank(const ResolvedScenario& setup, const Program& program,
                           const RankEnvironment& env, const RealRunOptions& options);
 
 // The same training in one process, without a pipeline: every microbatch through the
-// whole model in order, gradients accumulated over the minibatch. The correctness
-// reference the pipeline must equal.
-RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions& options);
+// whole model in order, gradients accumulated over the minibatch; with `freezes`, the
+// prefix each names stops training from its iteration on. The correctness reference the
+// pipeline must equal.
+RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions& options,
+                            const std::vector<FreezeEvent>& freezes = {});
+
+// FreezePipe on real ranks: the run goes interval by interval, one Program each. After
+// an interval the ranks' measured gradient norms go through the same FreezeController a
+// simulated run uses (or the scenario's fixed `at` schedule applies); when the frozen
+// prefix grows, the same plan_phase repartitions, and the layers that change rank move
+// there with their trained weights and optimizer state, as MIGRATE transfers.
+struct RealTrainingRun {
+  std::vector<double> losses;   // per iteration
+  std::vector<double> weights;  // per layer, at the end
+  std::vector<FreezeEvent> events;
+  std::vector<TrainingPhase> phases;           // iteration_time_s: measured, mean of the phase
+  std::vector<Migration> migrations;           // bytes: the payloads sent
+  std::vector<int64_t> migration_model_bytes;  // what each migration Program counts
+  IntervalNorms gradient_norms;                // per interval of freeze.interval_iterations
+  double training_time_s = 0;                  // wall time on rank 0, planning included
+  Timeline timeline;                           // every Program, on one clock, with instants
+};
+RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEnvironment& env,
+                                     const RealRunOptions& options);
 
 // The Program with its FWDs' and BWDs' stash bytes replaced by the measured ones, so that
 // memory_curve gives the measured run's memory the way the simulators account it.

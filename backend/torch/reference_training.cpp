@@ -1,7 +1,7 @@
 // The correctness reference: the same training in one process, without a pipeline.
 #include <chrono>
 
-#include "backend/torch/optimizers.h"
+#include "backend/torch/rank_model.h"
 #include "backend/torch/real_run.h"
 #include "backend/torch/synthetic_task.h"
 #include "backend/torch/zoo_modules.h"
@@ -9,17 +9,21 @@
 
 namespace pipetwin {
 
-RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions& options) {
+RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions& options,
+                            const std::vector<FreezeEvent>& freezes) {
   torch::set_num_threads(1);
   const ZooArchitecture arch = zoo_architecture(*setup.zoo);
   const int layers = static_cast<int>(arch.layers.size());
-  torch::nn::Sequential model = zoo_layers(arch, 0, layers, options.seed);
-  auto optimizer = make_optimizer(setup.training.optimizer, model->parameters());
+  RankModel held(arch, setup.training.optimizer, options.seed);
+  torch::nn::Sequential model = held.stage(0, layers);
   const int batch = setup.training.global_batch;
   const SyntheticTask task(arch, batch, options.seed);
   RealRunResult result;
   const auto start = std::chrono::steady_clock::now();
   for (int it = 0; it < setup.training.iterations; ++it) {
+    for (const FreezeEvent& e : freezes) {
+      if (e.iteration == it) held.freeze_prefix(e.frozen_layers);
+    }
     const torch::Tensor x = task.inputs(it), y = task.targets(it);
     double loss_sum = 0;
     for (const SampleRange r : equal_ranges(batch, setup.training.microbatches)) {
@@ -30,8 +34,7 @@ RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions&
       loss_sum += loss.item<double>();
       loss.backward();
     }
-    optimizer->step();
-    optimizer->zero_grad();
+    held.step(0, layers);
     result.losses.push_back(loss_sum);
   }
   result.train_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -11,7 +11,9 @@
 #include "backend/torch/local_launcher.h"
 #include "backend/torch/real_run.h"
 #include "sim/cli/cli_app.h"
+#include "sim/cli/freeze_report.h"
 #include "sim/cli/report.h"
+#include "sim/cli/text_units.h"
 #include "sim/errors.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/freeze/gradient_norms.h"
@@ -80,6 +82,55 @@ void report(const RunArgs& args, const ResolvedScenario& setup, const Program& p
   std::cout << "\n";
 }
 
+void write_freeze_log(const std::string& path, int32_t layers, int32_t interval,
+                      const IntervalNorms& norms) {
+  FreezeLog log;
+  log.layers = layers;
+  log.interval_iterations = interval;
+  log.norms = norms;
+  write_file_atomically(path, [&](std::ostream& out) { out << format_freeze_log(log); });
+}
+
+// FreezePipe on the ranks: freezing by the rule on the measured gradients (or the fixed
+// schedule), repartitions with real MIGRATE transfers. Reports the run's phases.
+void run_freezing(const RunArgs& args, const ResolvedScenario& setup, const RankEnvironment& env,
+                  const RealRunOptions& options) {
+  if ((setup.freeze.log || setup.freeze.synthetic) && env.rank == 0) {
+    std::cerr << "note: real ranks freeze by the rule on the gradients they measure; the "
+                 "scenario's freeze log or synthetic gradients drive pipetwin simulate only\n";
+  }
+  const RealTrainingRun run = run_freezing_as_rank(setup, env, options);
+  if (env.rank != 0) return;
+  const int32_t layers = static_cast<int32_t>(setup.model.layers.size());
+  if (!args.freeze_log.empty()) {
+    write_freeze_log(args.freeze_log, layers, setup.freeze.interval_iterations, run.gradient_norms);
+  }
+  write_run_files(run.timeline, args.trace_path, args.timeline_path);
+  if (args.json) {
+    nlohmann::json j = freeze_run_json(run.phases, run.migrations);
+    j["training_time_s"] = run.training_time_s;
+    j["losses"] = run.losses;
+    j["layer_weight_sums"] = run.weights;
+    nlohmann::json migrations = nlohmann::json::array();
+    for (size_t k = 0; k < run.migrations.size(); ++k) {
+      const Migration& m = run.migrations[k];
+      // bytes: the payloads the ranks sent; model_bytes: what the MIGRATEs count.
+      migrations.push_back({{"iteration", m.iteration},
+                            {"bytes", m.bytes},
+                            {"model_bytes", run.migration_model_bytes[k]},
+                            {"seconds", m.seconds}});
+    }
+    j["migrations"] = migrations;
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  print_freeze_phases(std::cout, run.phases, run.migrations);
+  std::cout << "training time   " << format_seconds(run.training_time_s) << " (measured)\n";
+  std::cout << "losses         ";
+  for (double loss : run.losses) std::cout << " " << loss;
+  std::cout << "\n";
+}
+
 void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
   const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
   const ResolvedScenario setup = resolve_scenario(loaded);
@@ -90,7 +141,10 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
     if (!setup.zoo) {
       throw InputError("--reference needs a zoo model (model.zoo)");
     }
-    const RealRunResult run = run_reference(setup, options);
+    // A fixed freeze schedule (freeze { at }) freezes the reference alike.
+    std::vector<FreezeEvent> freezes;
+    for (const auto& [iteration, frozen] : setup.freeze.at) freezes.push_back({iteration, frozen});
+    const RealRunResult run = run_reference(setup, options, freezes);
     nlohmann::json j = {{"losses", run.losses}, {"layer_weight_sums", run.weights}};
     std::cout << j.dump(2) << "\n";
     return;
@@ -114,19 +168,12 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
                                                          : 10;
   }
   const RankEnvironment env = rank_environment();
-  if (setup.freeze.enabled && env.rank == 0) {
-    std::cerr << "note: pipetwin run trains every layer; the scenario's freeze block drives "
-                 "pipetwin simulate only (--freeze-log records the gradients it would read)\n";
-  }
+  if (setup.freeze.enabled) return run_freezing(args, setup, env, options);
   const RealRunResult run = run_as_rank(setup, program, env, options);
   if (env.rank != 0) return;
   if (!args.freeze_log.empty()) {
-    FreezeLog log;
-    log.layers = static_cast<int32_t>(setup.model.layers.size());
-    log.interval_iterations = options.gradient_interval;
-    log.norms = run.gradient_norms;
-    write_file_atomically(args.freeze_log,
-                          [&](std::ostream& out) { out << format_freeze_log(log); });
+    write_freeze_log(args.freeze_log, static_cast<int32_t>(setup.model.layers.size()),
+                     options.gradient_interval, run.gradient_norms);
   }
   report(args, setup, program, run);
 }

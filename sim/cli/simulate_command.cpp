@@ -6,8 +6,10 @@
 
 #include "analysis/metrics.h"
 #include "sim/cli/cli_app.h"
+#include "sim/cli/freeze_report.h"
 #include "sim/cli/report.h"
 #include "sim/cli/text_units.h"
+#include "sim/errors.h"
 #include "sim/freeze/training_run.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/simulate.h"
@@ -25,12 +27,6 @@ struct SimulateArgs {
   bool allow_oom = false;
 };
 
-std::string plan_text(const PhasePlan& plan) {
-  std::string text;
-  for (int32_t count : plan.partition) text += (text.empty() ? "" : ",") + std::to_string(count);
-  return text;
-}
-
 // A whole training run with FreezePipe: a phase table, or JSON with training_time_s,
 // freeze_events and phases next to the first phase's report.
 void run_training(const SimulateArgs& args, const ResolvedScenario& setup) {
@@ -45,56 +41,24 @@ void run_training(const SimulateArgs& args, const ResolvedScenario& setup) {
     j["iteration_time_s"] = run.training_time_s / iterations;
     j["throughput_samples_per_s"] =
         static_cast<double>(setup.training.global_batch) * iterations / run.training_time_s;
-    nlohmann::json phases = nlohmann::json::array(), events = nlohmann::json::array();
-    for (size_t k = 0; k < run.phases.size(); ++k) {
-      const TrainingPhase& p = run.phases[k];
-      phases.push_back({{"first_iteration", p.first_iteration},
-                        {"iterations", p.iterations},
-                        {"frozen_layers", p.plan.frozen_layers},
-                        {"stages", p.plan.stages},
-                        {"data_parallel", p.plan.data_parallel},
-                        {"partition", p.plan.partition},
-                        {"iteration_time_s", p.iteration_time_s}});
-      if (k == 0) continue;
-      const Migration& m = run.migrations[k - 1];
-      events.push_back({{"iteration", p.first_iteration},
-                        {"frozen_layers", p.plan.frozen_layers},
-                        {"stages", p.plan.stages},
-                        {"data_parallel", p.plan.data_parallel},
-                        {"iteration_time_before_s", run.phases[k - 1].iteration_time_s},
-                        {"iteration_time_after_s", p.iteration_time_s},
-                        {"migration_bytes", m.bytes},
-                        {"migration_s", m.seconds}});
-    }
-    j["phases"] = phases;
-    j["freeze_events"] = events;
+    j.update(freeze_run_json(run.phases, run.migrations));
     std::cout << j.dump(2) << "\n";
     return;
   }
   std::cout << setup.name << ": FreezePipe over " << iterations << " iterations, engine "
-            << args.engine << "\n\n"
-            << "iterations     frozen  stages x replicas  partition        iteration   migration\n";
-  for (size_t k = 0; k < run.phases.size(); ++k) {
-    const TrainingPhase& p = run.phases[k];
-    const std::string range = std::to_string(p.first_iteration) + "-" +
-                              std::to_string(p.first_iteration + p.iterations - 1);
-    const std::string shape =
-        std::to_string(p.plan.stages) + " x " + std::to_string(p.plan.data_parallel);
-    std::string moved = "-";
-    if (k > 0) {
-      const Migration& m = run.migrations[k - 1];
-      moved = format_bytes(static_cast<double>(m.bytes)) + " in " + format_seconds(m.seconds);
-    }
-    std::cout << pad(range, 15) << pad(std::to_string(p.plan.frozen_layers), 8) << pad(shape, 19)
-              << pad(plan_text(p.plan), 17) << pad(format_seconds(p.iteration_time_s), 12) << moved
-              << "\n";
-  }
+            << args.engine << "\n\n";
+  print_freeze_phases(std::cout, run.phases, run.migrations);
   std::cout << "\ntraining time  " << format_seconds(run.training_time_s) << "\n";
 }
 
 void run_simulate(const SimulateArgs& args) {
   const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
   const ResolvedScenario setup = resolve_scenario(loaded);
+  if (setup.freeze.enabled && setup.freeze.measured()) {
+    throw InputError(loaded.where("freeze") +
+                     ": no source of freezing to simulate: give at, log or synthetic (without "
+                     "one, the rule runs on the gradients pipetwin run measures)");
+  }
   if (setup.freeze.enabled) return run_training(args, setup);
   const SimulationResult result = simulate_setup(setup, {args.engine, args.allow_oom});
   const RunMetrics metrics = compute_metrics(result.timeline, result.setup.training.iterations,

@@ -1,5 +1,7 @@
 #include "sim/exec/make_timeline.h"
 
+#include <algorithm>
+
 namespace pipetwin {
 
 Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
@@ -55,6 +57,28 @@ void add_link_counters(Timeline& timeline, const std::vector<LinkUsage>& links) 
       counter.link = l;
       timeline.counters.push_back(counter);
     }
+  }
+}
+
+void append_timeline(Timeline& into, const Timeline& part, double shift_s, int32_t iteration_shift,
+                     uint64_t part_index) {
+  into.source = part.source;
+  for (const TimelineDevice& d : part.devices) {
+    const bool known = std::any_of(into.devices.begin(), into.devices.end(),
+                                   [&](const TimelineDevice& x) { return x.id == d.id; });
+    if (!known) into.devices.push_back(d);
+  }
+  for (Span s : part.spans) {
+    s.start_s += shift_s;
+    s.end_s += shift_s;
+    s.iteration += iteration_shift;
+    if (s.flow_id) s.flow_id += part_index << 40;
+    into.spans.push_back(s);
+  }
+  for (Counter c : part.counters) {
+    if (c.link >= 0) continue;
+    c.time_s += shift_s;
+    into.counters.push_back(c);
   }
 }
 

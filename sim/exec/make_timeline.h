@@ -20,6 +20,12 @@ Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
                        const ExecutionTimes& times, const MemoryCurve& memory,
                        const std::string& source);
 
+// Appends `part` (one Program's timeline) to `into`, `shift_s` later and `iteration_shift`
+// iterations on; the flows of part number `part_index` stay apart from the others'. Link
+// counters are left out: link ids differ between Programs.
+void append_timeline(Timeline& into, const Timeline& part, double shift_s, int32_t iteration_shift,
+                     uint64_t part_index);
+
 // Adds each used link (id = its position in `links`) and its utilisation counter.
 void add_link_counters(Timeline& timeline, const std::vector<LinkUsage>& links);
 

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "sim/errors.h"
 #include "sim/exec/analytic_executor.h"
+#include "sim/exec/make_timeline.h"
 #include "sim/freeze/auto_freeze.h"
+#include "sim/freeze/freeze_controller.h"
 #include "sim/model/training_memory.h"
 #include "sim/partition/balanced_partition.h"
 #include "sim/schedule/build_program.h"
@@ -24,21 +27,19 @@ std::vector<FreezeEvent> freeze_events(const FreezeSpec& spec, int32_t layers, i
     }
     return events;
   }
+  if (spec.measured()) {
+    throw InputError("freeze: no source of freezing (at, log or synthetic) to simulate");
+  }
   const int32_t interval = spec.interval_iterations;
   const int32_t intervals = (iterations + interval - 1) / interval;
   const IntervalNorms norms =
       spec.log ? spec.log->norms
                : synthetic_interval_norms(*spec.synthetic, layers, interval, intervals);
-  int32_t frozen = 0;
-  // After interval k (k >= 1) the rule compares it with interval k - 1; the new prefix is
-  // frozen from the next iteration on. Never the whole model: one layer keeps training.
-  for (int32_t k = 1; k < static_cast<int32_t>(norms.size()); ++k) {
-    const int32_t next = (k + 1) * interval;
-    if (next >= iterations) break;
-    const int32_t updated =
-        std::min(apply_auto_freeze(norms[k - 1], norms[k], frozen, spec.rule), layers - 1);
-    if (updated > frozen) events.push_back({next, updated});
-    frozen = updated;
+  FreezeController controller(spec, layers, iterations);
+  for (size_t k = 0; k < norms.size(); ++k) {
+    const int32_t before = controller.frozen();
+    const int32_t after = controller.observe(norms[k]);
+    if (after > before) events.push_back({static_cast<int32_t>(k + 1) * interval, after});
   }
   return events;
 }
@@ -122,8 +123,8 @@ PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen,
   return plan;
 }
 
-Program migration_program(const ResolvedScenario& base, const PhasePlan& from,
-                          const PhasePlan& to) {
+std::vector<LayerMove> layer_moves(const ResolvedScenario& base, const PhasePlan& from,
+                                   const PhasePlan& to) {
   // Owner device of every layer in every replica, before and after.
   auto owners = [&](const PhasePlan& plan) {
     std::vector<std::vector<int32_t>> device(plan.data_parallel);
@@ -136,7 +137,7 @@ Program migration_program(const ResolvedScenario& base, const PhasePlan& from,
   };
   const auto before = owners(from), after = owners(to);
   const BytesPerParameter per_parameter = bytes_per_parameter(base.training);
-  std::map<std::pair<int32_t, int32_t>, int64_t> bytes;  // (from, to) -> bytes
+  std::vector<LayerMove> moves;
   const int32_t layers = static_cast<int32_t>(base.model.layers.size());
   for (int32_t r = 0; r < to.data_parallel; ++r) {
     for (int32_t l = 0; l < layers; ++l) {
@@ -144,12 +145,30 @@ Program migration_program(const ResolvedScenario& base, const PhasePlan& from,
       bool held = false;
       for (const auto& replica : before) held |= replica[l] == target;
       if (held) continue;
-      const int32_t source = before[r % from.data_parallel][l];
+      LayerMove move;
+      move.layer = l;
+      move.source = before[r % from.data_parallel][l];
+      move.target = target;
+      move.with_optimizer_state = l >= to.frozen_layers;
       const double parameters = base.model.layers[l].parameter_bytes / kFp32BytesPerParameter;
-      const bool trains = l >= to.frozen_layers;
-      bytes[{source, target}] += std::llround(
-          parameters * (per_parameter.weights + (trains ? per_parameter.optimizer : 0)));
+      move.bytes =
+          std::llround(parameters * (per_parameter.weights +
+                                     (move.with_optimizer_state ? per_parameter.optimizer : 0)));
+      moves.push_back(move);
     }
+  }
+  // In (source, target, layer) order: the order of the transfers and of their payloads.
+  std::sort(moves.begin(), moves.end(), [](const LayerMove& a, const LayerMove& b) {
+    return std::tie(a.source, a.target, a.layer) < std::tie(b.source, b.target, b.layer);
+  });
+  return moves;
+}
+
+Program migration_program(const ResolvedScenario& base, const PhasePlan& from,
+                          const PhasePlan& to) {
+  std::map<std::pair<int32_t, int32_t>, int64_t> bytes;  // (from, to) -> bytes
+  for (const LayerMove& move : layer_moves(base, from, to)) {
+    bytes[{move.source, move.target}] += move.bytes;
   }
   const int32_t devices = static_cast<int32_t>(base.cluster.devices.size());
   ProgramBuilder builder(devices, 1, 1, base.training.global_batch);
@@ -181,24 +200,8 @@ void append_to_overview(Timeline& overview, const Timeline& phase_timeline, size
                         const TrainingPhase& phase) {
   double offset = 0;
   for (const Span& s : overview.spans) offset = std::max(offset, s.end_s);
-  overview.source = phase_timeline.source;
-  for (const TimelineDevice& d : phase_timeline.devices) {
-    const bool known = std::any_of(overview.devices.begin(), overview.devices.end(),
-                                   [&](const TimelineDevice& x) { return x.id == d.id; });
-    if (!known) overview.devices.push_back(d);
-  }
-  for (Span s : phase_timeline.spans) {
-    s.start_s += offset;
-    s.end_s += offset;
-    s.iteration = phase.first_iteration;
-    if (s.flow_id) s.flow_id += static_cast<uint64_t>(index) << 40;  // unique per phase
-    overview.spans.push_back(s);
-  }
-  for (Counter c : phase_timeline.counters) {
-    if (c.link >= 0) continue;  // link ids differ between phases
-    c.time_s += offset;
-    overview.counters.push_back(c);
-  }
+  // One iteration per phase (its spans say iteration 0): numbered as the phase's first.
+  append_timeline(overview, phase_timeline, offset, phase.first_iteration, index);
   if (index > 0) {
     overview.instants.push_back(
         {0, "freeze " + std::to_string(phase.plan.frozen_layers) + " layers", offset});

@@ -66,10 +66,23 @@ ResolvedScenario phase_setup(const ResolvedScenario& base, const PhasePlan& plan
 PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen,
                      const SimulationOptions& options);
 
-// The MIGRATE transfers from one plan's placement to the next: every layer a device holds
-// after but not before comes from a device that held it (the same replica's, or replica 0's
-// when there are more replicas than before). Bytes per layer: its weights, plus optimizer
-// state (and fp32 master weights) if it still trains.
+// One layer that a device holds after a repartition but did not hold before, and where
+// it comes from: the same replica's owner, or replica 0's when there are more replicas
+// than before. Bytes: its weights, plus optimizer state (and fp32 master weights) if it
+// still trains.
+struct LayerMove {
+  int32_t layer = 0;
+  int32_t source = 0;
+  int32_t target = 0;
+  bool with_optimizer_state = false;
+  int64_t bytes = 0;
+};
+// Every move from one plan's placement to the next, in (source, target, layer) order.
+std::vector<LayerMove> layer_moves(const ResolvedScenario& base, const PhasePlan& from,
+                                   const PhasePlan& to);
+
+// The MIGRATE transfers from one plan's placement to the next: one per (source, target)
+// pair, carrying that pair's layer_moves in order.
 Program migration_program(const ResolvedScenario& base, const PhasePlan& from, const PhasePlan& to);
 
 TrainingRun simulate_training(const ResolvedScenario& setup, const SimulationOptions& options);

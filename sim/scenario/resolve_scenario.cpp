@@ -449,10 +449,8 @@ FreezeSpec resolve_freeze(const Checker& check, const LoadedScenario& loaded, in
   spec.repartition = f.repartition();
   spec.compress = f.compress();
   const int sources = (f.at_size() > 0) + f.has_log() + f.has_synthetic();
-  if (sources != 1) {
-    check.fail("freeze", sources == 0 ? "no source of freezing: give at, log or synthetic"
-                                      : "give exactly one of at, log, synthetic");
-  }
+  // No source: the rule runs on the gradients a real run measures (pipetwin run).
+  if (sources > 1) check.fail("freeze", "give at most one of at, log, synthetic");
   int32_t last_iteration = -1, last_frozen = 0;
   for (int i = 0; i < f.at_size(); ++i) {
     const std::string path = "freeze.at[" + std::to_string(i) + "]";

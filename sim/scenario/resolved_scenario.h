@@ -53,10 +53,12 @@ struct FreezeSpec {
   bool enabled = false;
   FreezeRule rule;
   int32_t interval_iterations = 10;
-  // Exactly one source: a fixed schedule, a freeze log, or synthetic gradients.
+  // At most one source: a fixed schedule, a freeze log, or synthetic gradients. None: the
+  // rule runs on the gradients a real run measures, which only pipetwin run has.
   std::vector<std::pair<int32_t, int32_t>> at;  // (iteration, frozen prefix), increasing
   std::optional<FreezeLog> log;
   std::optional<SyntheticGradientModel> synthetic;
+  bool measured() const { return at.empty() && !log && !synthetic; }
   bool repartition = true;
   bool compress = true;
 };

@@ -75,6 +75,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
     const int32_t device = chunk_device(setup, c);
     const int32_t last = first + layers_per_chunk[c];  // exclusive
     StageCost cost;
+    cost.trains = false;
     for (int32_t l = first; l < last; ++l) {
       const ModelLayer& layer = layers[l];
       const double parameters = layer.parameter_bytes / kFp32BytesPerParameter;
@@ -87,6 +88,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
             std::llround(resident * parameters);
       }
       if (layer.frozen) continue;
+      cost.trains = true;
       cost.bwd.add(layer.bwd.curve(device_flops(setup, device)));
       cost.stash_bytes_per_sample += layer.stash_bytes_per_sample;
       cost.gradient_bytes += std::llround(per_parameter.gradients * parameters);

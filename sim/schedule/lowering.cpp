@@ -277,7 +277,11 @@ class Lowering {
     t.microbatch = microbatch;
     t.range = piece;
     t.iteration = it;
-    t.bytes = std::llround(layout_.costs[cut_stage].output_bytes_per_sample * piece.size());
+    const bool useless_gradient =
+        (op == Op::kSendGrad || op == Op::kRecvGrad) && !layout_.costs[cut_stage].trains;
+    t.bytes = useless_gradient
+                  ? 0
+                  : std::llround(layout_.costs[cut_stage].output_bytes_per_sample * piece.size());
     return t;
   }
 

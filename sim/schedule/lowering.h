@@ -21,6 +21,9 @@ struct StageCost {
   int64_t gradient_bytes = 0;          // all-reduced across data-parallel replicas
   int64_t weight_bytes = 0;            // the stage's weights in the training precision
   double optim_s = 0;                  // the stage's optimizer step
+  // False when every layer is frozen (FreezePipe): nothing upstream trains either, so
+  // the gradient sent back into this stage carries no bytes (a token keeps the order).
+  bool trains = true;
 };
 
 // One pipeline, replicated `replicas` times for data parallelism: replica r runs stage

@@ -31,8 +31,9 @@ namespace pipetwin {
 // `layout` as make_layout gives it for `stages` chunks on one replica. With `recompute`,
 // SEND_STASH carries the stage's input (the previous stage's output; 0 bytes for stage 0,
 // whose backward device can read the minibatch itself, though real ranks send it) and each
-// BWD also pays its FWD's time; the forward device keeps the input until it has left. (The activations recomputed
-// inside a BWD live only while it runs; the memory model counts the received input.)
+// BWD also pays its FWD's time; the forward device keeps the input until it has left. (The
+// activations recomputed inside a BWD live only while it runs; the memory model counts the received
+// input.)
 Program pipefb_program(const PipelineLayout& layout, bool recompute, int32_t iterations);
 
 }  // namespace pipetwin

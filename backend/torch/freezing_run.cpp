@@ -1,0 +1,154 @@
+// FreezePipe on real ranks (see real_run.h): the design's loop with real feedback.
+#include <algorithm>
+#include <set>
+
+#include "backend/torch/clock_alignment.h"
+#include "backend/torch/rank_executor.h"
+#include "backend/torch/real_run.h"
+#include "sim/errors.h"
+#include "sim/exec/make_timeline.h"
+#include "sim/exec/memory_curve.h"
+#include "sim/freeze/freeze_controller.h"
+#include "sim/schedule/build_program.h"
+
+namespace pipetwin {
+namespace {
+
+// Tags of the clock exchange: above any Program's SEND indices.
+constexpr int kClockTags = 1 << 24;
+
+// Layers each device holds under a plan, as phase_setup places them.
+std::set<int> layers_on(const PhasePlan& plan, int device) {
+  std::set<int> held;
+  int first = 0;
+  for (int s = 0; s < static_cast<int>(plan.partition.size()); ++s) {
+    for (int l = first; l < first + plan.partition[s]; ++l) {
+      if (device % plan.stages == s) held.insert(l);
+    }
+    first += plan.partition[s];
+  }
+  return held;
+}
+
+double span_of(const ExecutionTimes& times) {
+  if (times.start_s.empty()) return 0;
+  return *std::max_element(times.end_s.begin(), times.end_s.end()) -
+         *std::min_element(times.start_s.begin(), times.start_s.end());
+}
+
+}  // namespace
+
+RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEnvironment& env,
+                                     const RealRunOptions& options) {
+  const FreezeSpec& spec = setup.freeze;
+  const int32_t layers = static_cast<int32_t>(setup.model.layers.size());
+  const int32_t iterations = setup.training.iterations;
+  const int32_t interval = spec.interval_iterations;
+  const SimulationOptions planning;  // analytic: every rank plans alike, quickly
+  FreezeController controller(spec, layers, iterations);
+
+  PhasePlan plan = plan_phase(setup, 0, planning);
+  if (env.world_size != plan.stages * plan.data_parallel) {
+    throw InputError("WORLD_SIZE=" + std::to_string(env.world_size) + " but the schedule needs " +
+                     std::to_string(plan.stages * plan.data_parallel) + " ranks");
+  }
+  RankSession session = open_session(env, options.timeout_s, kClockTags);
+  RankModel model(zoo_architecture(*setup.zoo), setup.training.optimizer, options.seed);
+  RealTrainingRun run;
+  run.gradient_norms.assign((iterations + interval - 1) / interval, std::vector<double>(layers));
+  TrainingPhase phase{plan, 0, 0, 0};
+  uint64_t parts = 0;
+
+  auto close_phase = [&](int32_t next_iteration) {
+    phase.iterations = next_iteration - phase.first_iteration;
+    if (phase.iterations > 0) phase.iteration_time_s /= phase.iterations;
+    run.phases.push_back(phase);
+  };
+
+  int32_t it = 0;
+  while (it < iterations) {
+    // Up to the end of the interval, or the next fixed freeze.
+    int32_t end = std::min(iterations, (it / interval + 1) * interval);
+    for (const auto& [at, frozen] : spec.at) {
+      if (at > it && at < end) end = at;
+    }
+    ResolvedScenario part = phase_setup(setup, plan);
+    part.training.iterations = end - it;
+    const Program program = build_program(part);
+    RealRunOptions part_options = options;
+    part_options.gradient_interval = end - it;
+    const RealRunResult result =
+        execute_on_rank(part, program, session, model, part_options, ProgramContext{it, {}});
+    run.losses.insert(run.losses.end(), result.losses.begin(), result.losses.end());
+    run.weights = result.weights;
+    for (int32_t l = 0; l < layers; ++l) {
+      run.gradient_norms[it / interval][l] += result.gradient_norms.at(0)[l];
+    }
+    phase.iteration_time_s += span_of(result.times);
+    const MemoryCurve memory = memory_curve(with_measured_stash(program, result), result.times);
+    append_timeline(run.timeline,
+                    make_timeline(program, part.cluster, result.times, memory, "torch"), 0, it,
+                    parts++);
+    it = end;
+
+    // Feedback: which prefix trains no more from here on.
+    int32_t frozen = model.frozen();
+    if (!spec.at.empty()) {
+      for (const auto& [at, prefix] : spec.at) {
+        if (at <= it) frozen = std::max(frozen, prefix);
+      }
+    } else if (it % interval == 0 || it == iterations) {
+      frozen = controller.observe(run.gradient_norms[(it - 1) / interval]);
+    }
+    if (frozen <= model.frozen() || it >= iterations) continue;
+
+    const double event_time = steady_now_s() - session.clock_base_s;
+    run.events.push_back({it, frozen});
+    close_phase(it);
+    const PhasePlan next = plan_phase(setup, frozen, planning);
+    model.freeze_prefix(frozen);
+    ProgramContext moving{it, layer_moves(setup, plan, next)};
+    const Program migration = migration_program(setup, plan, next);
+    Migration m;
+    m.iteration = it;
+    int64_t model_bytes = 0;
+    if (migration.size() > 0) {
+      const RealRunResult moved =
+          execute_on_rank(setup, migration, session, model, options, moving);
+      for (int32_t i = 0; i < migration.size(); ++i) {
+        if (migration.instructions[i].op != Op::kMigrate) continue;
+        m.bytes += moved.payload_bytes[i];
+        model_bytes += migration.instructions[i].bytes;
+      }
+      m.seconds = span_of(moved.times);
+      append_timeline(run.timeline,
+                      make_timeline(migration, setup.cluster, moved.times,
+                                    memory_curve(migration, moved.times), "torch"),
+                      0, it, parts++);
+    }
+    run.migrations.push_back(m);
+    run.migration_model_bytes.push_back(model_bytes);
+    const std::set<int> kept = layers_on(next, env.rank);
+    model.release_all_but(kept);
+    for (int l : kept) {
+      if (!model.holds(l)) {
+        throw RuntimeFailure("rank " + std::to_string(env.rank) + ": layer " + std::to_string(l) +
+                             " did not arrive in the repartition before iteration " +
+                             std::to_string(it));
+      }
+    }
+    run.timeline.instants.push_back(
+        {0, "freeze " + std::to_string(frozen) + " layers", event_time});
+    run.timeline.instants.push_back({0,
+                                     "repartition " + std::to_string(next.stages) + " stages x " +
+                                         std::to_string(next.data_parallel) + " replicas",
+                                     event_time});
+    plan = next;
+    phase = TrainingPhase{plan, it, 0, 0};
+  }
+  close_phase(iterations);
+  run.training_time_s = steady_now_s() - session.clock_base_s;
+  return run;
+}
+
+}  // namespace pipetwin

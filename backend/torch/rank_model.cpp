@@ -1,0 +1,124 @@
+#include "backend/torch/rank_model.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "backend/torch/optimizers.h"
+#include "backend/torch/zoo_modules.h"
+
+namespace pipetwin {
+
+RankModel::RankModel(const ZooArchitecture& arch, proto::Optimizer optimizer, uint64_t seed)
+    : arch_(arch), kind_(optimizer), seed_(seed) {}
+
+torch::nn::Sequential RankModel::stage(int first, int last) {
+  torch::nn::Sequential stage;
+  for (int l = first; l < last; ++l) {
+    if (!holds(l)) {
+      const torch::nn::Sequential built = zoo_layers(arch_, l, l + 1, seed_);
+      layers_[l] = *built->begin();
+      if (trains(l)) {
+        optimizers_[l] = make_optimizer(kind_, built->parameters());
+      } else {
+        for (auto& p : built->parameters()) p.requires_grad_(false);
+      }
+    }
+    stage->push_back(layers_.at(l));  // AnyModule copies share the module
+  }
+  return stage;
+}
+
+void RankModel::step(int first, int last) {
+  for (int l = std::max(first, frozen_); l < last; ++l) {
+    const auto found = optimizers_.find(l);
+    if (found == optimizers_.end()) continue;
+    found->second->step();
+    found->second->zero_grad();
+  }
+}
+
+void RankModel::freeze_prefix(int frozen) {
+  for (int l = frozen_; l < frozen; ++l) {
+    optimizers_.erase(l);
+    if (!holds(l)) continue;
+    for (auto& p : layer(l).parameters()) {
+      p.requires_grad_(false);
+      p.mutable_grad() = torch::Tensor();
+    }
+  }
+  frozen_ = std::max(frozen_, frozen);
+}
+
+int64_t RankModel::payload_values(const std::vector<int>& layers) {
+  int64_t count = 0;
+  for (int l : layers) {
+    const int copies = 1 + (trains(l) ? state_tensors_per_parameter(kind_) : 0);
+    for (const auto& p : stage(l, l + 1)->parameters()) count += copies * p.numel();
+  }
+  return count;
+}
+
+int64_t RankModel::payload_steps(const std::vector<int>& layers) {
+  if (kind_ != proto::ADAM) return 0;
+  int64_t count = 0;
+  for (int l : layers) {
+    if (trains(l)) count += static_cast<int64_t>(stage(l, l + 1)->parameters().size());
+  }
+  return count;
+}
+
+RankModel::Payload RankModel::export_layers(const std::vector<int>& layers) {
+  std::vector<torch::Tensor> values, steps;
+  for (int l : layers) {
+    if (!holds(l)) throw std::logic_error("exporting layer " + std::to_string(l) + ", not held");
+    for (const auto& p : layer(l).parameters()) values.push_back(p.detach().flatten());
+    if (!trains(l)) continue;
+    for (const auto& p : layer(l).parameters()) {
+      const ParameterState state = parameter_state(*optimizers_.at(l), kind_, p);
+      for (const auto& t : state.tensors) values.push_back(t.detach().flatten());
+      if (kind_ == proto::ADAM) steps.push_back(torch::full({1}, state.step, torch::kLong));
+    }
+  }
+  Payload payload;
+  payload.values = values.empty() ? torch::empty({0}) : torch::cat(values);
+  payload.steps = steps.empty() ? torch::empty({0}, torch::kLong) : torch::cat(steps);
+  return payload;
+}
+
+void RankModel::import_layers(const std::vector<int>& layers, const Payload& payload) {
+  const torch::NoGradGuard no_grad;
+  int64_t offset = 0, step = 0;
+  auto take = [&](const torch::Tensor& like) {
+    torch::Tensor t = payload.values.slice(0, offset, offset + like.numel()).view_as(like);
+    offset += like.numel();
+    return t;
+  };
+  for (int l : layers) {
+    stage(l, l + 1);  // builds the layer (and its optimizer if it trains)
+    for (auto& p : layer(l).parameters()) p.copy_(take(p));
+    if (!trains(l)) continue;
+    for (auto& p : layer(l).parameters()) {
+      ParameterState state;
+      for (int k = 0; k < state_tensors_per_parameter(kind_); ++k) state.tensors.push_back(take(p));
+      if (kind_ == proto::ADAM) state.step = payload.steps[step++].item<int64_t>();
+      set_parameter_state(*optimizers_.at(l), kind_, p, state);
+    }
+  }
+  if (offset != payload.values.numel()) {
+    throw std::runtime_error("a migration payload of " + std::to_string(payload.values.numel()) +
+                             " values for layers that take " + std::to_string(offset));
+  }
+}
+
+void RankModel::release_all_but(const std::set<int>& kept) {
+  for (auto it = layers_.begin(); it != layers_.end();) {
+    if (kept.count(it->first)) {
+      ++it;
+      continue;
+    }
+    optimizers_.erase(it->first);
+    it = layers_.erase(it);
+  }
+}
+
+}  // namespace pipetwin

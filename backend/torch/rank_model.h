@@ -1,0 +1,64 @@
+// The layers one rank holds, and their optimizers, kept across the Programs of a run: a
+// FreezePipe run executes one Program per phase, and between phases layers freeze and
+// move between ranks with their trained weights and optimizer state. One optimizer per
+// layer, so that a layer's state travels with it; for SGD, momentum and Adam this is the
+// same update as one optimizer over all parameters.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "backend/torch/torch_pch.h"
+#include "scenario.pb.h"
+#include "sim/model/zoo_architecture.h"
+
+namespace pipetwin {
+
+class RankModel {
+ public:
+  RankModel(const ZooArchitecture& arch, proto::Optimizer optimizer, uint64_t seed);
+
+  // Layers [first, last) as one pipeline stage: the held modules themselves. Layers not
+  // held yet are built with their initial weights (seeded per layer, as zoo_layers).
+  torch::nn::Sequential stage(int first, int last);
+  bool holds(int layer) const { return layers_.count(layer) > 0; }
+  torch::nn::Module& layer(int l) { return *layers_.at(l).ptr(); }
+
+  // The optimizer step of the training layers in [first, last), then zeroed gradients.
+  void step(int first, int last);
+
+  // Freezes the prefix [0, frozen): no gradients from now on, optimizer state dropped.
+  void freeze_prefix(int frozen);
+  int frozen() const { return frozen_; }
+
+  // Migration. The payload of some layers: every parameter, then (if they train) each
+  // parameter's optimizer state tensors, flattened into one float tensor; Adam's step
+  // counts go separately (one per parameter; the cost model does not count them).
+  struct Payload {
+    torch::Tensor values;
+    torch::Tensor steps;  // int64
+  };
+  Payload export_layers(const std::vector<int>& layers);
+  // Builds the layers and loads a payload export_layers made for them elsewhere.
+  void import_layers(const std::vector<int>& layers, const Payload& payload);
+  // Elements export_layers puts in `values`, and entries in `steps`.
+  int64_t payload_values(const std::vector<int>& layers);
+  int64_t payload_steps(const std::vector<int>& layers);
+  // Drops every layer not in `kept` (after a repartition moved it elsewhere).
+  void release_all_but(const std::set<int>& kept);
+
+ private:
+  bool trains(int layer) const { return layer >= frozen_; }
+
+  ZooArchitecture arch_;
+  proto::Optimizer kind_;
+  uint64_t seed_;
+  int frozen_ = 0;
+  std::map<int, torch::nn::AnyModule> layers_;
+  std::map<int, std::unique_ptr<torch::optim::Optimizer>> optimizers_;  // training layers
+};
+
+}  // namespace pipetwin

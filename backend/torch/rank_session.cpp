@@ -1,0 +1,26 @@
+#include "backend/torch/rank_session.h"
+
+#include "backend/torch/clock_alignment.h"
+
+namespace pipetwin {
+
+c10d::ProcessGroupGloo& RankSession::group(const std::vector<int>& ranks) {
+  auto found = groups.find(ranks);
+  if (found == groups.end()) {
+    found = groups.emplace(ranks, join_group(job, env, ranks, timeout_s)).first;
+  }
+  return *found->second;
+}
+
+RankSession open_session(const RankEnvironment& env, double timeout_s, int first_tag) {
+  RankSession session;
+  session.env = env;
+  session.timeout_s = timeout_s;
+  session.job = join_job(env, timeout_s);
+  const ClockAlignment clock = align_clocks(*session.job.world, env, first_tag);
+  session.clock_offset_s = clock.offset_s;
+  session.clock_base_s = clock.rank0_start_s;
+  return session;
+}
+
+}  // namespace pipetwin

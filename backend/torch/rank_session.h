@@ -1,0 +1,30 @@
+// What a rank keeps for the whole job, across the Programs it runs: the rendezvous, the
+// groups its collectives use, and the clock every timestamp is measured on.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "backend/torch/gloo_group.h"
+#include "backend/torch/real_run.h"
+#include "backend/torch/torch_pch.h"
+
+namespace pipetwin {
+
+struct RankSession {
+  RankEnvironment env;
+  double timeout_s = 60;
+  GlooJob job;
+  double clock_offset_s = 0;  // rank 0's clock minus this rank's
+  double clock_base_s = 0;    // rank 0's start, on this rank's clock: time 0 of the run
+  std::map<std::vector<int>, c10::intrusive_ptr<c10d::ProcessGroupGloo>> groups;
+
+  // The Gloo group of `ranks` (sorted, this rank among them), joined on first use. Every
+  // member must ask for its groups in the same order.
+  c10d::ProcessGroupGloo& group(const std::vector<int>& ranks);
+};
+
+// Joins the job and aligns the clocks (point-to-point tags from `first_tag` on).
+RankSession open_session(const RankEnvironment& env, double timeout_s, int first_tag);
+
+}  // namespace pipetwin

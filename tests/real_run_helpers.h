@@ -1,0 +1,29 @@
+// What the tests of real LibTorch runs share: skipping without LibTorch, and comparing
+// a pipeline's numbers with the single-process reference's.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#ifndef PIPETWIN_HAS_TORCH
+#define SKIP_WITHOUT_TORCH() GTEST_SKIP() << "built without LibTorch"
+#else
+#define SKIP_WITHOUT_TORCH() (void)0
+#endif
+
+namespace pipetwin::testing {
+
+// Entry by entry, relative to the larger of 1 and the expected value.
+inline void expect_close(const nlohmann::json& actual, const nlohmann::json& expected,
+                         double tolerance) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    const double x = actual[i].get<double>(), y = expected[i].get<double>();
+    EXPECT_NEAR(x, y, tolerance * std::max(1.0, std::abs(y))) << "entry " << i;
+  }
+}
+
+}  // namespace pipetwin::testing
