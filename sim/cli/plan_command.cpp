@@ -14,6 +14,7 @@
 #include <string>
 
 #include "sim/cli/cli_app.h"
+#include "sim/cli/plan_pipedream.h"
 #include "sim/cli/text_units.h"
 #include "sim/errors.h"
 #include "sim/scenario/loaded_scenario.h"
@@ -38,6 +39,7 @@ struct PlanArgs {
   std::vector<std::string> overrides;
   bool json = false;
   std::string write_plan;
+  bool straight = false;
 };
 
 // baseline / best - 1: how much faster the plan runs than the baseline.
@@ -188,8 +190,12 @@ void print_result(std::ostream& out, const ResolvedScenario& setup,
 }
 
 void run_plan(const PlanArgs& args) {
+  if (args.search == "pipedream") {
+    run_pipedream_plan({args.scenario, args.overrides, args.straight, args.json, args.write_plan});
+    return;
+  }
   if (args.search != "umpipe") {
-    throw InputError("--search " + args.search + ": unknown search (available: umpipe)");
+    throw InputError("--search " + args.search + ": unknown search (available: umpipe, pipedream)");
   }
   // Options first: a typo should not wait for the scenario to load.
   if (args.population < 2) {
@@ -236,10 +242,14 @@ void run_plan(const PlanArgs& args) {
 void add_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* cmd =
-      app.add_subcommand("plan", "search a pipeline plan (UMPIPE: unequal microbatches)");
+      app.add_subcommand("plan",
+                         "search a pipeline plan (UMPIPE: unequal microbatches; PipeDream: "
+                         "antichain DP partition)");
   cmd->add_option("scenario", args->scenario,
                   "scenario .textproto, or builtin:NAME (default: the built-in quickstart)");
-  cmd->add_option("--search", args->search, "what to search: umpipe")->required();
+  cmd->add_option("--search", args->search, "what to search: umpipe, pipedream")->required();
+  cmd->add_flag("--straight", args->straight,
+                "pipedream: one device per stage (no replication inside a stage)");
   cmd->add_option("--population", args->population, "individuals per generation")->default_val(256);
   cmd->add_option("--generations", args->generations, "generations of the genetic search")
       ->default_val(100);
