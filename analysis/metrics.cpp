@@ -3,8 +3,69 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <utility>
 
 namespace pipetwin {
+namespace {
+
+using Intervals = std::vector<std::pair<double, double>>;
+
+// Sorts and merges intervals into disjoint ones, in increasing order.
+Intervals merged(Intervals intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  Intervals out;
+  for (const auto& [lo, hi] : intervals) {
+    if (hi <= lo) continue;
+    if (!out.empty() && lo <= out.back().second) {
+      out.back().second = std::max(out.back().second, hi);
+    } else {
+      out.emplace_back(lo, hi);
+    }
+  }
+  return out;
+}
+
+double total_length(const Intervals& disjoint) {
+  double sum = 0;
+  for (const auto& [lo, hi] : disjoint) sum += hi - lo;
+  return sum;
+}
+
+// The length of `a` not covered by `b` (both disjoint and sorted). Uncovered pieces are
+// summed as they are, so that with no overlap at all the result equals total_length(a).
+double uncovered_length(const Intervals& a, const Intervals& b) {
+  double sum = 0;
+  size_t k = 0;
+  for (const auto& [lo, hi] : a) {
+    while (k < b.size() && b[k].second <= lo) ++k;
+    double from = lo;
+    for (size_t j = k; j < b.size() && b[j].first < hi; ++j) {
+      if (b[j].first > from) sum += b[j].first - from;
+      from = std::max(from, b[j].second);
+    }
+    if (from < hi) sum += hi - from;
+  }
+  return sum;
+}
+
+// Spans of one device, by lane: compute, and point-to-point transfers.
+struct DeviceSpans {
+  Intervals compute, comm;
+};
+
+void add_communication(const std::vector<DeviceSpans>& spans, RunMetrics& run) {
+  for (size_t k = 0; k < run.devices.size(); ++k) {
+    DeviceMetrics& device = run.devices[k];
+    const Intervals comm = merged(spans[k].comm);
+    device.comm_s = total_length(comm);
+    device.exposed_comm_s = uncovered_length(comm, merged(spans[k].compute));
+    if (device.comm_s > 0) device.overlap_ratio = 1.0 - device.exposed_comm_s / device.comm_s;
+    run.comm_s += device.comm_s;
+    run.exposed_comm_s += device.exposed_comm_s;
+  }
+}
+
+}  // namespace
 
 RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
                            int64_t samples_per_iteration) {
@@ -12,17 +73,24 @@ RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
   std::map<int32_t, size_t> index;  // device id -> position in run.devices
   for (const TimelineDevice& device : timeline.devices) {
     index[device.id] = run.devices.size();
-    run.devices.push_back({device.id, device.name, 0, 0, 0});
+    run.devices.push_back({device.id, device.name});
   }
+  std::vector<DeviceSpans> device_spans(run.devices.size());
   double first = std::numeric_limits<double>::infinity();
   double last = -std::numeric_limits<double>::infinity();
   for (const Span& span : timeline.spans) {
     first = std::min(first, span.start_s);
     last = std::max(last, span.end_s);
-    if (span.lane == "compute" && index.count(span.device)) {
-      run.devices[index[span.device]].busy_s += span.duration_s();
+    const auto found = index.find(span.device);
+    if (found == index.end()) continue;
+    if (span.lane == "compute") {
+      run.devices[found->second].busy_s += span.duration_s();
+      device_spans[found->second].compute.emplace_back(span.start_s, span.end_s);
+    } else if (span.lane == "send" || span.lane == "recv") {
+      device_spans[found->second].comm.emplace_back(span.start_s, span.end_s);
     }
   }
+  add_communication(device_spans, run);
   for (const Counter& counter : timeline.counters) {
     if (counter.name != "memory_bytes" || !index.count(counter.device)) continue;
     auto& peak = run.devices[index[counter.device]].peak_memory_bytes;

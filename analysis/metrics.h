@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,13 +17,25 @@ struct DeviceMetrics {
   double busy_s = 0;             // time the compute lane was running something
   double bubble_ratio = 0;       // 1 - busy / makespan
   double peak_memory_bytes = 0;  // from the "memory_bytes" counter
+  // Point-to-point communication (spans on the send and recv lanes), after HTA: comm_s is
+  // the time some transfer of the device was running (overlapping transfers count once);
+  // exposed_comm_s the part of it during which its compute lane ran nothing, i.e.
+  // communication not hidden by compute. A transfer's span is the transfer itself: time
+  // spent waiting for the partner to arrive counts as neither.
+  double comm_s = 0;
+  double exposed_comm_s = 0;
+  // 1 - exposed / comm: the share of the communication hidden by compute. Empty when the
+  // device did not communicate (nothing to hide: neither 0 nor 1 would be true).
+  std::optional<double> overlap_ratio;
 };
 
 struct RunMetrics {
   double makespan_s = 0;  // all iterations, from the first start to the last end
   double iteration_time_s = 0;
   double throughput_samples_per_s = 0;
-  double bubble_ratio = 0;  // idle share of the compute lanes, over all devices
+  double bubble_ratio = 0;    // idle share of the compute lanes, over all devices
+  double comm_s = 0;          // the devices' comm_s, summed
+  double exposed_comm_s = 0;  // the devices' exposed_comm_s, summed
   std::vector<DeviceMetrics> devices;
 };
 

@@ -49,6 +49,9 @@ torch::Tensor rows(const torch::Tensor& source, SampleRange from, SampleRange wa
 struct Stash {
   torch::Tensor input, output;
   int32_t rows_left = 0;
+  // Asynchronous pipelines: the weight version the forward ran with, kept until its
+  // backward (weight stashing).
+  std::shared_ptr<torch::nn::Sequential> weights;
 };
 
 }  // namespace
@@ -65,12 +68,14 @@ class RankExecutor {
         context_(context),
         arch_(zoo_architecture(*setup.zoo)),
         split_stages_(setup.schedule.kind == proto::PIPEFB),
+        stash_weights_(is_asynchronous(setup.schedule.kind)),
         layers_(stage_layers(setup)),
         task_(arch_, setup.training.global_batch, options.seed),
         produced_(program.size()),
         stash_(program.size()),
         measured_stash_(program.size(), 0),
         measured_bytes_(program.size(), 0),
+        forward_version_(program.size(), -1),
         done_(program.size(), 0) {
     torch::set_num_threads(1);  // ranks share the machine's cores
     // This rank's stages: with replicas and interleaving, whatever the Program puts here.
@@ -207,14 +212,34 @@ class RankExecutor {
       case Op::kMigrateRecv:
         return receive(i);
       case Op::kOptim:
-        record_gradient_norms(ins);
-        model_.step(layers_[ins.stage].first, layers_[ins.stage].second);
-        return;
+        return update(ins);
       case Op::kAllreduce:
         return allreduce(i);
       default:  // real_run_unsupported turns these schedules away first
         throw RuntimeFailure(std::string("the LibTorch backend does not run ") + op_name(ins.op));
     }
+  }
+
+  // With weight stashing, the next forward takes a copy of the updated weights.
+  void update(const Instruction& ins) {
+    const auto [first, last] = layers_[ins.stage];
+    current_weights_.erase(ins.stage);
+    record_gradient_norms(ins);
+    model_.step(first, last);
+    ++updates_[ins.stage];
+  }
+
+  // The weights a forward of `stage` runs with: the stage's own, or with weight
+  // stashing a copy of the current version that the forward's stash keeps alive.
+  torch::nn::Sequential& forward_weights(int32_t stage, Stash& stash) {
+    if (!stash_weights_) return stages_.at(stage);
+    auto& current = current_weights_[stage];
+    if (!current) {
+      current = std::make_shared<torch::nn::Sequential>(
+          model_.snapshot(layers_[stage].first, layers_[stage].second));
+    }
+    stash.weights = current;
+    return *current;
   }
 
   // AutoFreeze's statistic: each layer's gradient L1 norm, summed over the interval. Only
@@ -269,6 +294,8 @@ class RankExecutor {
     input = input.detach().requires_grad_(ins.stage > 0 && !split_stages_ && upstream_trains);
     Stash& stash = stash_[i];
     stash.input = input;
+    forward_version_[i] = updates_[ins.stage];
+    torch::nn::Sequential& weights = forward_weights(ins.stage, stash);
     if (split_stages_) {  // the backward rank recomputes: nothing to record here
       const torch::NoGradGuard no_grad;
       produced_[i] = stages_.at(ins.stage)->forward(input);
@@ -279,7 +306,7 @@ class RankExecutor {
     // (a frozen prefix's outputs need no gradient, so autograd keeps nothing for them).
     torch::Tensor x = input;
     int64_t kept = 0;
-    for (auto& layer : *stages_.at(ins.stage)) {
+    for (auto& layer : *weights) {
       x = layer.forward(x);
       if (x.requires_grad()) kept += x.numel() * static_cast<int64_t>(x.element_size());
     }
@@ -379,6 +406,10 @@ class RankExecutor {
     std::vector<torch::Tensor> input_grads;
     for (int32_t f : forwards) {
       Stash& stash = stash_[f];
+      if (stash.weights) {  // computed on a stashed version; the update applies it to the latest
+        model_.add_gradients_of(*stash.weights, layers_[ins.stage].first,
+                                layers_[ins.stage].second);
+      }
       const SampleRange piece = p_.instructions[f].range.intersect(ins.range);
       if (ins.stage > 0 && !stash.input.requires_grad()) {
         input_grads.push_back(torch::empty({0}));  // nothing upstream wants it
@@ -532,7 +563,8 @@ class RankExecutor {
     const int64_t n = p_.size();
     const int layers = static_cast<int>(arch_.layers.size());
     const int64_t norms = static_cast<int64_t>(gradient_norms_.size());
-    const int64_t starts = 0, ends = n, stashes = 2 * n, payloads = 3 * n, losses = 4 * n;
+    const int64_t starts = 0, ends = n, stashes = 2 * n, payloads = 3 * n, versions = 4 * n;
+    const int64_t losses = 5 * n;
     const int64_t weights = losses + p_.iterations, norm_slots = weights + layers;
     torch::Tensor all = torch::zeros({norm_slots + norms}, torch::kFloat64);
     auto data = all.accessor<double, 1>();
@@ -541,6 +573,7 @@ class RankExecutor {
       data[starts + i] = times_.start_s[i];
       data[ends + i] = times_.end_s[i];
       data[stashes + i] = static_cast<double>(measured_stash_[i]);
+      data[versions + i] = forward_version_[i] + 1;  // 0: not a FWD
       if (is_send(p_.instructions[i].op))
         data[payloads + i] = static_cast<double>(measured_bytes_[i]);
     }
@@ -580,6 +613,8 @@ class RankExecutor {
     for (int32_t i = 0; i < n; ++i) {
       result.stash_bytes.push_back(std::llround(merged[stashes + i]));
       result.payload_bytes.push_back(std::llround(merged[payloads + i]));
+      result.forward_versions.push_back(static_cast<int32_t>(std::llround(merged[versions + i])) -
+                                        1);
     }
     for (int64_t k = 0; k * layers < norms; ++k) {
       result.gradient_norms.emplace_back(merged + norm_slots + k * layers,
@@ -597,6 +632,11 @@ class RankExecutor {
   ZooArchitecture arch_;
   // PipeFB: forward and backward of a stage on two ranks; the backward recomputes.
   bool split_stages_ = false;
+  bool stash_weights_ = false;  // asynchronous pipelines
+  // Weight stashing, per stage: the copy new forwards use (older ones live in the
+  // stashes of their forwards), and how many updates the stage has made.
+  std::map<int, std::shared_ptr<torch::nn::Sequential>> current_weights_;
+  std::map<int, int32_t> updates_;
   std::vector<std::pair<int, int>> layers_;
   SyntheticTask task_;
   std::map<int, torch::nn::Sequential> stages_;  // the model's layers, as this Program cuts them
@@ -604,6 +644,7 @@ class RankExecutor {
   std::vector<Stash> stash_;                     // FWD: what its backward needs
   std::vector<int64_t> measured_stash_;          // FWD: bytes of its layers' outputs
   std::vector<int64_t> measured_bytes_;          // SEND kinds: bytes of the payload sent (MIGRATE)
+  std::vector<int32_t> forward_version_;         // FWD: the stage's updates before it
   std::vector<double> gradient_norms_;           // [interval * layers + layer]
   std::vector<char> done_;
   std::vector<double> losses_;
@@ -650,6 +691,9 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
     // A backward in another process cannot walk the forward's autograd graph.
     return "PIPEFB on real ranks hands the stage's input to the backward rank, which "
            "recomputes the forward: set schedule.pipefb_recompute: true";
+  }
+  if (is_asynchronous(setup.schedule.kind) && setup.freeze.enabled) {
+    return "asynchronous pipelines on real ranks do not freeze layers (freeze)";
   }
   if (setup.schedule.offload.enabled) {
     // LibTorch 1.13's C++ API has no saved-tensor hooks, so the tensors autograd keeps

@@ -28,6 +28,34 @@ torch::nn::Sequential RankModel::stage(int first, int last) {
   return stage;
 }
 
+torch::nn::Sequential RankModel::snapshot(int first, int last) {
+  // The layers are not Cloneable: build them again and copy the values in.
+  torch::nn::Sequential copy = zoo_layers(arch_, first, last, seed_);
+  const torch::nn::Sequential held = stage(first, last);
+  const torch::NoGradGuard no_grad;
+  const auto from = held->parameters(), to = copy->parameters();
+  for (size_t k = 0; k < from.size(); ++k) {
+    to[k].copy_(from[k]);
+    to[k].requires_grad_(from[k].requires_grad());
+  }
+  const auto from_buffers = held->buffers(), to_buffers = copy->buffers();
+  for (size_t k = 0; k < from_buffers.size(); ++k) to_buffers[k].copy_(from_buffers[k]);
+  return copy;
+}
+
+void RankModel::add_gradients_of(torch::nn::Sequential& copy, int first, int last) {
+  const auto mine = stage(first, last)->parameters(), theirs = copy->parameters();
+  for (size_t k = 0; k < mine.size(); ++k) {
+    if (!theirs[k].grad().defined()) continue;
+    if (mine[k].grad().defined()) {
+      mine[k].mutable_grad().add_(theirs[k].grad());
+    } else {
+      mine[k].mutable_grad() = theirs[k].grad().clone();
+    }
+    theirs[k].mutable_grad() = torch::Tensor();
+  }
+}
+
 void RankModel::step(int first, int last) {
   for (int l = std::max(first, frozen_); l < last; ++l) {
     const auto found = optimizers_.find(l);

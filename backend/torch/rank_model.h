@@ -27,6 +27,12 @@ class RankModel {
   bool holds(int layer) const { return layers_.count(layer) > 0; }
   torch::nn::Module& layer(int l) { return *layers_.at(l).ptr(); }
 
+  // Weight stashing (asynchronous pipelines): a copy of layers [first, last) with the
+  // current weights, for forwards that must keep them while updates go on; and the
+  // gradients a copy's backwards produced, added to the layers' own (the copy's zeroed).
+  torch::nn::Sequential snapshot(int first, int last);
+  void add_gradients_of(torch::nn::Sequential& copy, int first, int last);
+
   // The optimizer step of the training layers in [first, last), then zeroed gradients.
   void step(int first, int last);
 

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/exec/execution_times.h"
@@ -52,6 +54,9 @@ struct RealRunResult {
   IntervalNorms gradient_norms;
   // Per instruction (MIGRATE only, else 0): bytes of the payload sent.
   std::vector<int64_t> payload_bytes;
+  // Per instruction (FWD only, else -1): the weight version it ran with (its stage's
+  // updates before it); asynchronous pipelines stash the older ones.
+  std::vector<int32_t> forward_versions;
 };
 
 // Runs this rank's part of `program`; every rank returns the merged result. Throws
@@ -65,6 +70,18 @@ RealRunResult run_as_rank(const ResolvedScenario& setup, const Program& program,
 // pipeline must equal.
 RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions& options,
                             const std::vector<FreezeEvent>& freezes = {});
+
+// The reference for asynchronous pipelines: microbatch j of iteration t runs stage s's
+// layers with the weights as they were after `version[{s, t, j}]` updates, and every
+// update applies the gradients gathered since the previous one (after each microbatch,
+// or after each iteration). What weight stashing must compute.
+struct StaleWeights {
+  std::vector<std::pair<int, int>> stage_layers;     // [first, last) per stage
+  std::map<std::tuple<int, int, int>, int> version;  // (stage, iteration, microbatch)
+  bool update_every_microbatch = false;
+};
+RealRunResult run_stale_reference(const ResolvedScenario& setup, const RealRunOptions& options,
+                                  const StaleWeights& stale);
 
 // FreezePipe on real ranks: the run goes interval by interval, one Program each. After
 // an interval the ranks' measured gradient norms go through the same FreezeController a

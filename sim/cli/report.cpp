@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "scenario.pb.h"
 #include "sim/cli/text_units.h"
@@ -22,6 +23,11 @@ std::string peak_op(const SimulationResult& result, int32_t device) {
   return i >= 0 ? result.program.text(i) : "";
 }
 
+// No communication, no ratio: null rather than a number that would claim 0% or 100%.
+nlohmann::json overlap_json(const std::optional<double>& ratio) {
+  return ratio ? nlohmann::json(*ratio) : nlohmann::json(nullptr);
+}
+
 }  // namespace
 
 nlohmann::json report_json(const SimulationResult& result, const RunMetrics& metrics) {
@@ -34,6 +40,9 @@ nlohmann::json report_json(const SimulationResult& result, const RunMetrics& met
          {"node", setup.cluster.devices[d.id].node},
          {"busy_s", d.busy_s},
          {"bubble_ratio", d.bubble_ratio},
+         {"comm_s", d.comm_s},
+         {"exposed_comm_s", d.exposed_comm_s},
+         {"overlap_ratio", overlap_json(d.overlap_ratio)},
          {"peak_memory_bytes", static_cast<int64_t>(d.peak_memory_bytes)},
          {"peak_memory_op", peak_op(result, d.id)},
          {"memory_capacity_bytes", static_cast<int64_t>(setup.cluster.devices[d.id].memory_bytes)},
@@ -65,6 +74,9 @@ nlohmann::json report_json(const SimulationResult& result, const RunMetrics& met
           {"training_time_s", metrics.makespan_s},
           {"throughput_samples_per_s", metrics.throughput_samples_per_s},
           {"bubble_ratio", metrics.bubble_ratio},
+          {"comm_overlap", setup.schedule.comm_overlap},
+          {"comm_s", metrics.comm_s},
+          {"exposed_comm_s", metrics.exposed_comm_s},
           {"out_of_memory", !result.out_of_memory.empty()},
           {"devices", devices},
           {"links", links}};
@@ -76,17 +88,19 @@ void print_report(std::ostream& out, const SimulationResult& result, const RunMe
       << setup.schedule.stages << " stages";
   if (setup.schedule.virtual_stages > 1) out << " x " << setup.schedule.virtual_stages << " chunks";
   if (setup.training.data_parallel > 1) out << ", " << setup.training.data_parallel << " replicas";
+  if (!setup.schedule.comm_overlap) out << ", blocking transfers";
   out << ", " << setup.training.microbatches << " microbatches of a " << setup.training.global_batch
       << "-sample batch, " << setup.training.iterations << " iteration"
       << (setup.training.iterations > 1 ? "s" : "") << ", engine " << result.timeline.source
       << "\n\n";
   out << pad("device", 8) << pad("node", 6) << pad("busy", 12) << pad("bubble", 8)
-      << "peak memory (GiB)\n";
+      << pad("exposed comm", 14) << "peak memory (GiB)\n";
   for (const DeviceMetrics& d : metrics.devices) {
     const DeviceSpec& spec = setup.cluster.devices[d.id];
     out << pad(d.name, 8) << pad(std::to_string(spec.node), 6) << pad(format_seconds(d.busy_s), 12)
-        << pad(format_number("%.1f%%", d.bubble_ratio * 100), 8) << format_gib(d.peak_memory_bytes)
-        << " / " << format_gib(spec.memory_bytes) << "  at "
+        << pad(format_number("%.1f%%", d.bubble_ratio * 100), 8)
+        << pad(format_seconds(d.exposed_comm_s), 14) << format_gib(d.peak_memory_bytes) << " / "
+        << format_gib(spec.memory_bytes) << "  at "
         << (peak_op(result, d.id).empty() ? "start" : peak_op(result, d.id))
         << (is_oom(result, d.id) ? "  OUT OF MEMORY" : "") << "\n";
   }
@@ -109,6 +123,12 @@ void print_report(std::ostream& out, const SimulationResult& result, const RunMe
       << pad("throughput", 16) << format_number("%.1f samples/s", metrics.throughput_samples_per_s)
       << "\n"
       << pad("bubble", 16) << format_number("%.1f%%", metrics.bubble_ratio * 100) << "\n";
+  if (metrics.comm_s > 0) {
+    out << pad("exposed comm", 16) << format_seconds(metrics.exposed_comm_s) << " of "
+        << format_seconds(metrics.comm_s) << " p2p, summed over devices ("
+        << format_number("%.1f%%", 100 * (1 - metrics.exposed_comm_s / metrics.comm_s))
+        << " hidden by compute)\n";
+  }
 }
 
 void write_run_files(const Timeline& timeline, const std::string& trace_path,

@@ -10,6 +10,7 @@
 #include "analysis/metrics.h"
 #include "backend/torch/local_launcher.h"
 #include "backend/torch/real_run.h"
+#include "sim/cli/async_report.h"
 #include "sim/cli/cli_app.h"
 #include "sim/cli/freeze_report.h"
 #include "sim/cli/report.h"
@@ -19,6 +20,7 @@
 #include "sim/freeze/gradient_norms.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/schedule/build_program.h"
+#include "sim/schedule/weight_versions.h"
 #include "traces/atomic_file.h"
 
 namespace pipetwin {
@@ -73,6 +75,10 @@ void report(const RunArgs& args, const ResolvedScenario& setup, const Program& p
     j["losses"] = run.losses;
     j["layer_weight_sums"] = run.weights;
     j["stash_bytes_per_sample"] = stash_comparison(program, run);
+    // Weight versions as the Program plans them, and whether each forward ran with it.
+    j.update(pipeline_versions_json(result));
+    j["forward_versions_as_planned"] =
+        run.forward_versions == weight_versions(program).forward_version;
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -80,6 +86,25 @@ void report(const RunArgs& args, const ResolvedScenario& setup, const Program& p
   std::cout << "losses         ";
   for (double loss : run.losses) std::cout << " " << loss;
   std::cout << "\n";
+}
+
+// What each forward of the scenario's asynchronous Program runs with, for the reference.
+StaleWeights stale_weights(const ResolvedScenario& setup) {
+  const Program program = build_program(setup);
+  const WeightVersions versions = weight_versions(program);
+  StaleWeights stale;
+  int first = 0;
+  for (int count : place_layers(setup)) {
+    stale.stage_layers.emplace_back(first, first + count);
+    first += count;
+  }
+  for (int32_t i = 0; i < program.size(); ++i) {
+    const Instruction& ins = program.instructions[i];
+    if (ins.op != Op::kFwd) continue;
+    stale.version[{ins.stage, ins.iteration, ins.microbatch}] = versions.forward_version[i];
+  }
+  stale.update_every_microbatch = setup.schedule.kind == proto::PIPEDREAM_ASYNC;
+  return stale;
 }
 
 void write_freeze_log(const std::string& path, int32_t layers, int32_t interval,
@@ -144,7 +169,9 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
     // A fixed freeze schedule (freeze { at }) freezes the reference alike.
     std::vector<FreezeEvent> freezes;
     for (const auto& [iteration, frozen] : setup.freeze.at) freezes.push_back({iteration, frozen});
-    const RealRunResult run = run_reference(setup, options, freezes);
+    const RealRunResult run = is_asynchronous(setup.schedule.kind)
+                                  ? run_stale_reference(setup, options, stale_weights(setup))
+                                  : run_reference(setup, options, freezes);
     nlohmann::json j = {{"losses", run.losses}, {"layer_weight_sums", run.weights}};
     std::cout << j.dump(2) << "\n";
     return;

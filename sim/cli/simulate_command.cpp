@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/metrics.h"
+#include "sim/cli/async_report.h"
 #include "sim/cli/cli_app.h"
 #include "sim/cli/freeze_report.h"
 #include "sim/cli/report.h"
@@ -65,9 +66,12 @@ void run_simulate(const SimulateArgs& args) {
                                              result.setup.training.global_batch);
   write_run_files(result.timeline, args.trace_path, args.timeline_path);
   if (args.json) {
-    std::cout << report_json(result, metrics).dump(2) << "\n";
+    nlohmann::json j = report_json(result, metrics);
+    j.update(pipeline_versions_json(result));
+    std::cout << j.dump(2) << "\n";
   } else {
     print_report(std::cout, result, metrics);
+    if (is_asynchronous(setup.schedule.kind)) print_pipeline_versions(std::cout, result);
     if (!args.trace_path.empty()) {
       std::cout << "\ntrace written to " << args.trace_path
                 << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/program/csr.h"
+
 namespace pipetwin {
 
 std::string Program::text(int32_t i) const {
@@ -79,15 +81,6 @@ Program ProgramBuilder::finish() && {
     p.group_begin.push_back(static_cast<int32_t>(p.group_members.size()));
   }
 
-  auto build_csr = [n](const std::vector<std::pair<int32_t, int32_t>>& edges,
-                       std::vector<int32_t>& begin, std::vector<int32_t>& targets) {
-    begin.assign(n + 1, 0);
-    for (const auto& [from, to] : edges) ++begin[from + 1];
-    for (int32_t i = 0; i < n; ++i) begin[i + 1] += begin[i];
-    targets.resize(edges.size());
-    std::vector<int32_t> fill(begin.begin(), begin.end() - 1);
-    for (const auto& [from, to] : edges) targets[fill[from]++] = to;
-  };
   std::vector<std::pair<int32_t, int32_t>> forward, reverse;
   forward.reserve(edges_.size());
   reverse.reserve(edges_.size());
@@ -95,8 +88,8 @@ Program ProgramBuilder::finish() && {
     forward.emplace_back(new_id[instr], new_id[dep]);
     reverse.emplace_back(new_id[dep], new_id[instr]);
   }
-  build_csr(forward, p.dep_begin, p.deps);
-  build_csr(reverse, p.dependent_begin, p.dependents);
+  build_csr(n, forward, p.dep_begin, p.deps);
+  build_csr(n, reverse, p.dependent_begin, p.dependents);
 
   p.static_bytes = std::move(static_bytes_);
   p.static_bytes.resize(p.num_devices, 0);

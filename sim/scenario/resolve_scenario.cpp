@@ -6,6 +6,7 @@
 
 #include "sim/errors.h"
 #include "sim/model/model_sources.h"
+#include "sim/schedule/build_program.h"
 
 namespace pipetwin {
 namespace {
@@ -332,6 +333,35 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
     check.fail("schedule.pipefb_recompute", "only PIPEFB schedules recompute on another device");
   }
   schedule.pipefb_recompute = p.pipefb_recompute();
+  schedule.comm_overlap = p.comm_overlap();
+  const bool asynchronous = is_asynchronous(p.kind());
+  if (p.has_max_in_flight_iterations() && p.kind() != proto::APAPO) {
+    check.fail("schedule.max_in_flight_iterations",
+               "only APAPO schedules take micro-batch control");
+  }
+  if (p.has_max_staleness() && p.kind() != proto::APAPO) {
+    check.fail("schedule.max_staleness", "only APAPO schedules take micro-batch control");
+  }
+  check.positive(true, p.max_in_flight_iterations(), "schedule.max_in_flight_iterations");
+  check.non_negative(p.max_staleness(), "schedule.max_staleness");
+  schedule.max_in_flight_iterations = p.max_in_flight_iterations();
+  schedule.max_staleness = p.max_staleness();
+  if (p.kind() == proto::PIPEDREAM_2BW && training.microbatches < p.stages()) {
+    check.fail("training.microbatches",
+               "PIPEDREAM_2BW accumulates gradients over at least as many microbatches as "
+               "stages (" +
+                   std::to_string(p.stages()) + "), so that two weight versions suffice");
+  }
+  if (asynchronous && !p.comm_overlap()) {
+    // Blocking sends need an order designed against deadlock (DeepSpeed's); the
+    // asynchronous orders assume transfers on their own lanes.
+    check.fail("schedule.comm_overlap",
+               "asynchronous pipelines are modelled with overlapped transfers only");
+  }
+  if (asynchronous && training.data_parallel > 1) {
+    check.fail("training.data_parallel",
+               "asynchronous pipelines run one pipeline (data_parallel 1)");
+  }
   if (p.stages() * training.data_parallel > devices) {
     check.fail("schedule.stages",
                std::to_string(p.stages()) + " stages" +
@@ -387,6 +417,9 @@ OffloadSpec resolve_offload(const Checker& check, const proto::Schedule& p, int3
   const proto::Offload& o = p.offload();
   offload.enabled = true;
   offload.policy = o.policy();
+  if (is_asynchronous(p.kind())) {
+    check.fail("schedule.offload", "asynchronous pipelines are modelled without offload");
+  }
   if (!cluster.has_host_link) {
     check.fail("schedule.offload", "offload copies over cluster.host_link, which is missing");
   }

@@ -36,6 +36,11 @@ struct OffloadSpec {
   double fraction = 1.0;
 };
 
+// PIPEDREAM_ASYNC, PIPEDREAM_2BW, APAPO: no flush between iterations.
+inline bool is_asynchronous(proto::ScheduleKind kind) {
+  return kind == proto::PIPEDREAM_ASYNC || kind == proto::PIPEDREAM_2BW || kind == proto::APAPO;
+}
+
 struct ScheduleSpec {
   proto::ScheduleKind kind = proto::GPIPE;
   int32_t stages = 0;              // pipeline devices
@@ -43,7 +48,10 @@ struct ScheduleSpec {
   std::vector<int32_t> partition;  // layers per chunk; empty = balance by time
   UnequalPlan stage_plans;         // UMPIPE: each stage's forward and backward cuts
   OffloadSpec offload;
-  bool pipefb_recompute = false;  // PIPEFB: send the input, recompute the forward
+  bool pipefb_recompute = false;         // PIPEFB: send the input, recompute the forward
+  bool comm_overlap = true;              // false: transfers block the compute lane
+  int32_t max_in_flight_iterations = 2;  // APAPO's micro-batch control
+  int32_t max_staleness = 0;
 
   int32_t chunks() const { return stages * virtual_stages; }
 };

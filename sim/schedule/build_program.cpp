@@ -5,9 +5,11 @@
 #include "sim/model/training_memory.h"
 #include "sim/partition/balanced_partition.h"
 #include "sim/program/validate_program.h"
+#include "sim/schedule/blocking_transfers.h"
 #include "sim/schedule/compute_order.h"
 #include "sim/schedule/pipefb_program.h"
 #include "sim/schedule/selective_offload.h"
+#include "sim/schedule/weight_versions.h"
 
 namespace pipetwin {
 namespace {
@@ -20,6 +22,44 @@ double device_flops(const ResolvedScenario& setup, int device) {
 // virtual stage, stage s on device s).
 int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk) {
   return chunk % setup.schedule.stages;
+}
+
+// PipeDream updates after every microbatch; 2BW and APapo once per iteration, APapo under
+// micro-batch control. Each stage keeps the weight versions its in-flight microbatches
+// need: resident bytes grow by its weights for every version beyond the current one.
+Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout& layout) {
+  const ScheduleSpec& schedule = setup.schedule;
+  AsyncOrderInput input;
+  input.stages = schedule.stages;
+  input.microbatches = setup.training.microbatches;
+  input.iterations = setup.training.iterations;
+  for (const StageCost& cost : layout.costs) {
+    const double samples = layout.fwd_ranges.front().front().size();
+    input.forward_s.push_back(cost.fwd.seconds(samples));
+    input.backward_s.push_back(cost.bwd.seconds(samples));
+    input.update_s.push_back(cost.optim_s);
+  }
+  for (int32_t s = 0; s + 1 < schedule.stages; ++s) {
+    const double bytes =
+        layout.costs[s].output_bytes_per_sample * layout.fwd_ranges.front().front().size();
+    input.transfer_s.push_back(
+        setup.cluster.link(layout.stage_device[s], layout.stage_device[s + 1])
+            .transfer_seconds(bytes));
+  }
+  input.update_every_microbatch = schedule.kind == proto::PIPEDREAM_ASYNC;
+  if (schedule.kind == proto::APAPO) {
+    input.max_staleness = schedule.max_staleness;
+    input.max_in_flight_iterations = schedule.max_in_flight_iterations;
+  }
+  Program program = lower_run(layout, async_run_order(input), setup.training.iterations,
+                              input.update_every_microbatch);
+  const WeightVersions versions = weight_versions(program);
+  for (int32_t s = 0; s < program.num_stages; ++s) {
+    program.static_bytes[program.stage_device[s]] +=
+        static_cast<int64_t>(versions.alive[s] - 1) * layout.costs[s].weight_bytes;
+  }
+  validate_program(program);
+  return program;
 }
 
 }  // namespace
@@ -144,7 +184,10 @@ Program build_program(const ResolvedScenario& setup) {
       break;
     }
     case proto::PIPEFB:
-      break;  // pipefb_program orders its devices itself
+    case proto::PIPEDREAM_ASYNC:
+    case proto::PIPEDREAM_2BW:
+    case proto::APAPO:
+      break;  // these order their devices themselves
   }
   const OffloadSpec& offload = setup.schedule.offload;
   if (offload.enabled) {
@@ -155,10 +198,12 @@ Program build_program(const ResolvedScenario& setup) {
       layout.offload_fraction = select_offloaded_stages(layout, order, setup.cluster);
     }
   }
+  if (is_asynchronous(setup.schedule.kind)) return asynchronous_program(setup, layout);
   Program program =
       setup.schedule.kind == proto::PIPEFB
           ? pipefb_program(layout, setup.schedule.pipefb_recompute, setup.training.iterations)
           : lower(layout, order, setup.training.iterations);
+  if (!setup.schedule.comm_overlap) block_compute_on_transfers(program);
   validate_program(program);
   return program;
 }

@@ -58,10 +58,39 @@ class Lowering {
       }
       emit_updates(ids, it);
     }
-    builder_.set_static_bytes(layout_.static_bytes);
-    builder_.set_stage_device(layout_.stage_device);
-    builder_.set_show_ranges(ranges_differ(layout_));
-    return std::move(builder_).finish();
+    return std::move(*this).finish();
+  }
+
+  // Asynchronous pipelines: each device's order spans the run, updates included; the
+  // transfers follow it on each device, so lanes interleave iterations as compute does.
+  Program run_over_iterations(const RunOrder& run, bool update_every_microbatch) && {
+    std::vector<ComputeIds> ids(iterations_, empty_ids());
+    for (const auto& device_order : run) {
+      for (const RunAction& ra : device_order) {
+        if (ra.action.op != Op::kOptim) {
+          add_compute(0, ra.action, ra.iteration, ids[ra.iteration]);
+          continue;
+        }
+        const int32_t s = ra.action.stage;
+        Instruction update;
+        update.op = Op::kOptim;
+        update.device = device(0, s);
+        update.stage = s;
+        update.microbatch = update_every_microbatch ? ra.action.microbatch : 0;
+        update.range = update_every_microbatch ? ranges(Op::kBwd, s)[ra.action.microbatch]
+                                               : SampleRange{0, replica_batch_};
+        update.iteration = ra.iteration;
+        update.compute_s = layout_.costs[s].optim_s;
+        const int32_t optim = builder_.add(update);
+        builder_.add_dependency(optim, ids[ra.iteration].bwd[s][ra.action.microbatch]);
+      }
+    }
+    for (const auto& device_order : run) {
+      for (const RunAction& ra : device_order) {
+        if (ra.action.op != Op::kOptim) connect(0, ra.action, ids[ra.iteration], ra.iteration);
+      }
+    }
+    return std::move(*this).finish();
   }
 
  private:
@@ -84,6 +113,14 @@ class Lowering {
   }
 
   ComputeIds emit_compute(int32_t r, int32_t it) {
+    ComputeIds ids = empty_ids();
+    for (const auto& device_order : order_) {
+      for (const ComputeAction& a : device_order) add_compute(r, a, it, ids);
+    }
+    return ids;
+  }
+
+  ComputeIds empty_ids() const {
     ComputeIds ids;
     ids.fwd.resize(num_stages_);
     ids.bwd.resize(num_stages_);
@@ -92,29 +129,35 @@ class Lowering {
       ids.fwd[s].assign(count(Op::kFwd, s), -1);
       ids.bwd[s].assign(count(Op::kBwd, s), -1);
     }
-    for (const auto& device_order : order_) {
-      for (const ComputeAction& a : device_order) {
-        const SampleRange samples = range(r, a.op, a.stage, a.microbatch);
-        const StageCost& cost = layout_.costs[a.stage];
-        Instruction instr;
-        instr.op = a.op;
-        instr.device = device(r, a.stage);
-        instr.stage = a.stage;
-        instr.microbatch = global_microbatch(r, a.op, a.stage, a.microbatch);
-        instr.range = samples;
-        instr.iteration = it;
-        instr.compute_s = (a.op == Op::kFwd ? cost.fwd : cost.bwd).seconds(samples.size());
-        instr.stash_bytes = std::llround(cost.stash_bytes_per_sample * samples.size());
-        const int32_t id = builder_.add(instr);
-        (a.op == Op::kFwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch] = id;
-        if (a.op == Op::kBwd) ids.last_bwd[a.stage] = id;
-      }
-    }
     return ids;
+  }
+
+  void add_compute(int32_t r, const ComputeAction& a, int32_t it, ComputeIds& ids) {
+    const SampleRange samples = range(r, a.op, a.stage, a.microbatch);
+    const StageCost& cost = layout_.costs[a.stage];
+    Instruction instr;
+    instr.op = a.op;
+    instr.device = device(r, a.stage);
+    instr.stage = a.stage;
+    instr.microbatch = global_microbatch(r, a.op, a.stage, a.microbatch);
+    instr.range = samples;
+    instr.iteration = it;
+    instr.compute_s = (a.op == Op::kFwd ? cost.fwd : cost.bwd).seconds(samples.size());
+    instr.stash_bytes = std::llround(cost.stash_bytes_per_sample * samples.size());
+    const int32_t id = builder_.add(instr);
+    (a.op == Op::kFwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch] = id;
+    if (a.op == Op::kBwd) ids.last_bwd[a.stage] = id;
   }
 
   // The weight update closes the iteration on every stage: with replicas, after an
   // ALLREDUCE of the stage's gradients across them.
+  Program finish() && {
+    builder_.set_static_bytes(layout_.static_bytes);
+    builder_.set_stage_device(layout_.stage_device);
+    builder_.set_show_ranges(ranges_differ(layout_));
+    return std::move(builder_).finish();
+  }
+
   void emit_updates(const std::vector<ComputeIds>& ids, int32_t it) {
     for (int32_t s = 0; s < num_stages_; ++s) {
       const bool reduce = layout_.replicas > 1 && layout_.costs[s].gradient_bytes > 0;
@@ -342,6 +385,12 @@ class Lowering {
 
 Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations) {
   return Lowering(layout, order, iterations).run();
+}
+
+Program lower_run(const PipelineLayout& layout, const RunOrder& run, int32_t iterations,
+                  bool update_every_microbatch) {
+  const ComputeOrder none;
+  return Lowering(layout, none, iterations).run_over_iterations(run, update_every_microbatch);
 }
 
 }  // namespace pipetwin

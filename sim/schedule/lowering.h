@@ -8,6 +8,7 @@
 
 #include "sim/model/cost_curve.h"
 #include "sim/program/program.h"
+#include "sim/schedule/async_order.h"
 #include "sim/schedule/compute_order.h"
 
 namespace pipetwin {
@@ -69,5 +70,11 @@ struct PipelineLayout {
 // the round trip could only delay the backward. The copy lane holds OFFLOADs and RELOADs
 // in the compute-lane order of what triggers them.
 Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations);
+
+// Asynchronous pipelines: one pipeline (no replicas, no offload), each device's compute
+// order spanning the run with its OPTIMs in place (async_order.h). An OPTIM waits for the
+// BWD it follows; with update_every_microbatch it covers that microbatch's samples.
+Program lower_run(const PipelineLayout& layout, const RunOrder& run, int32_t iterations,
+                  bool update_every_microbatch);
 
 }  // namespace pipetwin
