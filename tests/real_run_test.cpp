@@ -54,6 +54,8 @@ INSTANTIATE_TEST_SUITE_P(
         "builtin:mlp-cpu-2rank --set schedule.kind=GPIPE",
         "builtin:mlp-cpu-2rank --set schedule.kind=ONE_F_ONE_B",
         "builtin:mlp-cpu-2rank --set schedule.kind=ONE_F_ONE_B --set training.optimizer=SGD",
+        // Blocking transfers: the compute lane waits for each send and receive.
+        "builtin:mlp-cpu-2rank --set schedule.comm_overlap=false",
         // Unequal cuts: stage 1 cuts the batch differently from stage 0.
         "builtin:mlp-cpu-2rank --set schedule.kind=UMPIPE "
         "--set 'schedule.stage_plans[0]=forward_sizes: [8,24,32] backward_sizes: [8,24,32]' "
