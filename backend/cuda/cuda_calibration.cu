@@ -14,73 +14,19 @@
 #include <string>
 
 #include "backend/cuda/cuda_calibration.h"
+#include "backend/cuda/cuda_support.cuh"
 
 namespace pipetwin {
 namespace {
 
+using namespace cuda_support;
+
 constexpr int kWarmups = 2;
 constexpr uint64_t kHoldNs = 1'000'000;  // longer than the host needs to enqueue one transfer
-
-void check(cudaError_t status, const char* call) {
-  if (status != cudaSuccess) {
-    throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorString(status));
-  }
-}
-
-void check(ncclResult_t status, const char* call) {
-  if (status != ncclSuccess) {
-    std::string message = std::string(call) + " failed: " + ncclGetErrorString(status);
-    const char* detail = ncclGetLastError(nullptr);
-    if (detail != nullptr && *detail != '\0') message += std::string(" (") + detail + ")";
-    throw std::runtime_error(message);
-  }
-}
-
-#define PIPETWIN_CHECK(call) check((call), #call)
-
-// Releases what was acquired, last first, also when a measurement throws.
-class Cleanup {
- public:
-  Cleanup() = default;
-  Cleanup(const Cleanup&) = delete;
-  Cleanup& operator=(const Cleanup&) = delete;
-  ~Cleanup() {
-    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) (*it)();
-  }
-  void add(std::function<void()> undo) { undo_.push_back(std::move(undo)); }
-
- private:
-  std::vector<std::function<void()>> undo_;
-};
-
-// Spins on the GPU's nanosecond timer.
-__global__ void hold_stream(uint64_t ns) {
-  uint64_t start, now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  } while (now - start < ns);
-}
 
 void hold(cudaStream_t stream) {
   hold_stream<<<1, 1, 0, stream>>>(kHoldNs);
   PIPETWIN_CHECK(cudaGetLastError());
-}
-
-cudaStream_t new_stream(int device, Cleanup& cleanup) {
-  PIPETWIN_CHECK(cudaSetDevice(device));
-  cudaStream_t stream;
-  PIPETWIN_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cleanup.add([stream] { cudaStreamDestroy(stream); });
-  return stream;
-}
-
-cudaEvent_t new_event(int device, unsigned flags, Cleanup& cleanup) {
-  PIPETWIN_CHECK(cudaSetDevice(device));
-  cudaEvent_t event;
-  PIPETWIN_CHECK(cudaEventCreateWithFlags(&event, flags));
-  cleanup.add([event] { cudaEventDestroy(event); });
-  return event;
 }
 
 void* new_device_buffer(int device, size_t bytes, Cleanup& cleanup) {

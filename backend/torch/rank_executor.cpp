@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "backend/common/measured_times.h"
 #include "backend/torch/clock_alignment.h"
 #include "backend/torch/rank_model.h"
 #include "backend/torch/rank_session.h"
@@ -593,21 +594,7 @@ class RankExecutor {
     const double* merged = buffer[0].data_ptr<double>();
     result.times.start_s.assign(merged, merged + n);
     result.times.end_s.assign(merged + n, merged + 2 * n);
-    // A transfer is a rendezvous: it starts when both ends have been posted and ends when
-    // the data has arrived. Each rank saw only its own end, so both ends get the pair's
-    // start and end, as the simulators record them (a RECV posted early waits; that wait
-    // is idle time, not transfer time).
-    for (int32_t i = 0; i < n; ++i) {
-      const int32_t j = p_.partner[i];
-      if (j < 0 || !is_send(p_.instructions[i].op)) continue;
-      // j is the RECV: its end is when the data was there. (The SEND may return later,
-      // when the transport acknowledges; and clock offsets are only estimates.)
-      const double end = result.times.end_s[j];
-      const double start =
-          std::min(end, std::max(result.times.start_s[i], result.times.start_s[j]));
-      result.times.start_s[i] = result.times.start_s[j] = start;
-      result.times.end_s[i] = result.times.end_s[j] = end;
-    }
+    pair_transfer_times(p_, result.times);
     result.losses.assign(merged + losses, merged + losses + p_.iterations);
     result.weights.assign(merged + weights, merged + weights + layers);
     for (int32_t i = 0; i < n; ++i) {

@@ -102,6 +102,15 @@ struct RealTrainingRun {
 RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEnvironment& env,
                                      const RealRunOptions& options);
 
+// The CUDA replay (backend/cuda, `run --backend cuda`): any scenario's Program on this
+// rank's GPU, compute sized to the cost model, real NCCL transfers of the real bytes,
+// timed with CUDA events and merged onto rank 0's clock. No losses: there is no model.
+RealRunResult replay_as_rank(const ResolvedScenario& setup, const Program& program,
+                             const RankEnvironment& env, const RealRunOptions& options);
+// "" when this machine can replay, else one line saying why (no GPU, or built without
+// CUDA) and that the LibTorch CPU backend runs instead.
+std::string cuda_replay_unavailable();
+
 // The Program with its FWDs' and BWDs' stash bytes replaced by the measured ones, so that
 // memory_curve gives the measured run's memory the way the simulators account it.
 Program with_measured_stash(const Program& program, const RealRunResult& run);

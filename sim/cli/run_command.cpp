@@ -38,6 +38,7 @@ struct RunArgs {
   uint64_t seed = 1;
   std::string freeze_log;
   int freeze_interval = 0;
+  std::string backend = "torch";
 };
 
 // Per stage: the activation bytes per sample the live tensors held (measured) and what
@@ -105,6 +106,27 @@ StaleWeights stale_weights(const ResolvedScenario& setup) {
   }
   stale.update_every_microbatch = setup.schedule.kind == proto::PIPEDREAM_ASYNC;
   return stale;
+}
+
+// The CUDA replay's report: times and memory as the Program accounts them (no model, so
+// no losses), like a simulation's.
+void report_replay(const RunArgs& args, const ResolvedScenario& setup, const Program& program,
+                   const RealRunResult& run, const RankEnvironment& env) {
+  if (env.rank != 0) return;
+  SimulationResult result;
+  result.setup = setup;
+  result.program = program;
+  result.times = run.times;
+  result.memory = memory_curve(program, run.times);
+  result.timeline = make_timeline(program, setup.cluster, run.times, result.memory, "cuda");
+  const RunMetrics metrics =
+      compute_metrics(result.timeline, setup.training.iterations, setup.training.global_batch);
+  write_run_files(result.timeline, args.trace_path, args.timeline_path);
+  if (args.json) {
+    std::cout << report_json(result, metrics).dump(2) << "\n";
+  } else {
+    print_report(std::cout, result, metrics);
+  }
 }
 
 void write_freeze_log(const std::string& path, int32_t layers, int32_t interval,
@@ -177,7 +199,13 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
     return;
   }
   const Program program = build_program(setup);
-  if (const std::string why = real_run_unsupported(setup, program); !why.empty()) {
+  const bool replay = args.backend == "cuda";
+  if (replay) {
+    // Without a GPU, before anything is spawned: one line, exit 1.
+    if (const std::string why = cuda_replay_unavailable(); !why.empty()) {
+      throw RuntimeFailure(why);
+    }
+  } else if (const std::string why = real_run_unsupported(setup, program); !why.empty()) {
     throw InputError(loaded.source_name + ": " + why);
   }
   if (!launched_as_rank()) {
@@ -195,6 +223,8 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
                                                          : 10;
   }
   const RankEnvironment env = rank_environment();
+  if (replay)
+    return report_replay(args, setup, program, replay_as_rank(setup, program, env, options), env);
   if (setup.freeze.enabled) return run_freezing(args, setup, env, options);
   const RealRunResult run = run_as_rank(setup, program, env, options);
   if (env.rank != 0) return;
@@ -224,6 +254,11 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--timeout", args->timeout_s, "seconds any wait may take")->default_val(60);
   cmd->add_option("--seed", args->seed, "seed of the weights and the data")->default_val(1);
   cmd->add_flag("--json", args->json, "print one JSON object");
+  cmd->add_option("--backend", args->backend,
+                  "torch: LibTorch ranks running the model (CPU, Gloo); cuda: the Program "
+                  "replayed on GPUs with CUDA and NCCL, compute sized to the cost model")
+      ->check(CLI::IsMember({"torch", "cuda"}))
+      ->default_val("torch");
   cmd->add_option("--freeze-log", args->freeze_log,
                   "write each layer's gradient L1 norm per interval (a freeze log for "
                   "freeze { log: ... })");

@@ -1,0 +1,57 @@
+// The device operations of a physical-GPU replay (see replay_plan.h), in plain C++17 with
+// no sim/ types, so that nvcc compiles what backend/cuda includes of it.
+#pragma once
+
+#include <cstdint>
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace pipetwin {
+
+inline constexpr int kReplayLanes = 5;  // compute, send, recv, copy, collective
+
+enum class ReplayKind : uint8_t { kGemm, kSpin, kSend, kRecv, kToHost, kToDevice, kAllReduce };
+const char* replay_kind_name(ReplayKind kind);
+
+struct ReplayOp {
+  int32_t instruction = 0;  // index in the Program
+  int32_t stage = 0;
+  ReplayKind kind = ReplayKind::kSpin;
+  int lane = 0;  // a Lane of sim/program/instruction.h: one CUDA stream per lane
+  // kGemm: C[m x n] = A[m x k] B[k x n], 2 m n k FLOPs.
+  int64_t m = 0, n = 0, k = 0;
+  double seconds = 0;          // kSpin
+  int32_t peer = -1;           // kSend, kRecv: the other rank
+  int64_t bytes = 0;           // transfers, copies, all-reduce
+  std::vector<int32_t> group;  // kAllReduce: the ranks, sorted
+  int64_t allocate_bytes = 0;  // at the start (a FWD's stash)
+  int64_t free_bytes = 0;      // at the end (a BWD's share of the stash)
+  // Instructions of this rank on other lanes whose end event this op waits for (the same
+  // lane's order is the stream's own).
+  std::vector<int32_t> wait_for;
+};
+
+struct ReplaySizing {
+  double device_flops = 0;    // peak x efficiency: what the cost model divides FLOPs by
+  bool flop_counted = false;  // the model's costs are FLOPs (zoo), not measured times
+  int64_t max_gemm_side = 8192;
+};
+
+struct ReplayPlan {
+  int32_t rank = 0;
+  std::vector<ReplayOp> ops;  // lane by lane, each in the Program's lane order
+  // Of the whole Program, the same on every rank: each (sender, receiver) pair that
+  // transfers, and each all-reduce group. The executor gives every one its own NCCL
+  // communicator, so that each is driven by one stream per rank in one order.
+  std::vector<std::pair<int32_t, int32_t>> transfer_pairs;
+  std::vector<std::vector<int32_t>> groups;
+};
+
+// The order in which the host enqueues the plan's ops: each lane in its own order, an op
+// only after every op it waits for (a CUDA stream waits for an event's latest record, so
+// the record must come first). Indices into plan.ops. Throws std::runtime_error if the
+// lanes wait for each other in a circle.
+std::vector<size_t> host_enqueue_order(const ReplayPlan& plan);
+
+}  // namespace pipetwin

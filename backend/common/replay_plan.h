@@ -1,0 +1,36 @@
+// The physical-GPU replay of a Program (issue #9, backend/cuda): what each of a rank's
+// instructions becomes on the device, sized from the cost model, with the events that
+// order its lanes. Plain C++ so that the mapping, the sizing and the event dependencies are
+// tested on machines without a GPU; backend/cuda only carries the plan out.
+//
+//   FWD, BWD, OPTIM      compute stream: a GEMM of the op's FLOPs (FLOP-counted models:
+//                        FLOPs = compute_s x the device's peak x the model's efficiency),
+//                        or a kernel that spins for compute_s (models given in time)
+//   SEND_*, MIGRATE      send stream: ncclSend of the op's bytes to the peer
+//   RECV_*, MIGRATE_RECV recv stream: ncclRecv of the op's bytes from the peer
+//   OFFLOAD / RELOAD     copy stream: cudaMemcpyAsync to / from pinned host memory
+//   ALLREDUCE            collective stream: ncclAllReduce of the op's bytes in its group
+//
+// A FWD allocates its stash when it starts, its BWD frees it when it ends (real
+// cudaMalloc'd buffers), so memory pressure is real.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend/common/replay_ops.h"
+#include "sim/program/program.h"
+
+namespace pipetwin {
+
+// The rank's instructions as device operations. Throws std::invalid_argument when a
+// dependency crosses ranks other than through a SEND/RECV pair (the device could not wait
+// for it), naming the instruction.
+ReplayPlan make_replay_plan(const Program& program, int32_t rank, const ReplaySizing& sizing);
+
+// GEMM dimensions whose 2 m n k is `flops` to within one step of k: square m = n up to
+// `max_side`, k as needed (>= 1). Zero FLOPs gives 0 x 0 x 0.
+void gemm_for_flops(double flops, int64_t max_side, int64_t& m, int64_t& n, int64_t& k);
+
+}  // namespace pipetwin
