@@ -200,6 +200,11 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
   }
   const Program program = build_program(setup);
   const bool replay = args.backend == "cuda";
+  if (replay && setup.freeze.enabled) {
+    throw InputError(loaded.where("freeze") +
+                     ": the CUDA replay runs one Program; a FreezePipe run's phases are not "
+                     "replayed yet (simulate them, or run them with --backend torch)");
+  }
   if (replay) {
     // Without a GPU, before anything is spawned: one line, exit 1.
     if (const std::string why = cuda_replay_unavailable(); !why.empty()) {
