@@ -41,26 +41,9 @@ OverlapRun run_analytic_with(ResolvedScenario setup, bool overlap) {
   return r;
 }
 
-// PipeFB on a random scenario: twice the devices (a forward and a backward device per
-// stage), one replica.
-ResolvedScenario random_pipefb(std::mt19937& rng) {
-  ResolvedScenario setup = testing::random_setup(rng, proto::ONE_F_ONE_B);
-  setup.schedule.kind = proto::PIPEFB;
-  setup.schedule.pipefb_recompute = rng() % 2 == 1;
-  setup.training.data_parallel = 1;
-  setup.training.global_batch = setup.training.microbatches * 3;
-  const int devices = 2 * setup.schedule.stages;
-  setup.cluster.devices.clear();
-  setup.cluster.nodes = 1;
-  setup.cluster.gpus_per_node = devices;
-  for (int d = 0; d < devices; ++d) {
-    setup.cluster.devices.push_back({d, 0, "gpu" + std::to_string(d), 1e14, 1e15});
-  }
-  return setup;
-}
-
 ResolvedScenario random_of_kind(std::mt19937& rng, proto::ScheduleKind kind) {
-  return kind == proto::PIPEFB ? random_pipefb(rng) : testing::random_setup(rng, kind);
+  return kind == proto::PIPEFB ? testing::random_pipefb_setup(rng, rng() % 2 == 1)
+                               : testing::random_setup(rng, kind);
 }
 
 class CommOverlap : public ::testing::TestWithParam<proto::ScheduleKind> {};

@@ -321,18 +321,7 @@ namespace {
 TEST(PipeFb, RandomProgramsAreValidAndExactSimgridAgrees) {
   std::mt19937 rng(99);
   for (int trial = 0; trial < 30; ++trial) {
-    ResolvedScenario setup = testing::random_setup(rng, proto::ONE_F_ONE_B);
-    setup.schedule.kind = proto::PIPEFB;
-    setup.schedule.pipefb_recompute = trial % 2 == 1;
-    setup.training.data_parallel = 1;
-    setup.training.global_batch = setup.training.microbatches * 3;
-    const int devices = 2 * setup.schedule.stages;
-    setup.cluster.devices.clear();
-    setup.cluster.nodes = 1;
-    setup.cluster.gpus_per_node = devices;
-    for (int d = 0; d < devices; ++d) {
-      setup.cluster.devices.push_back({d, 0, "gpu" + std::to_string(d), 1e14, 1e15});
-    }
+    ResolvedScenario setup = testing::random_pipefb_setup(rng, trial % 2 == 1);
     setup.simgrid.exact = true;
     SCOPED_TRACE("trial " + std::to_string(trial));
     const Program p = build_program(setup);

@@ -85,4 +85,22 @@ inline ResolvedScenario random_setup(std::mt19937& rng, proto::ScheduleKind kind
   return setup;
 }
 
+// PipeFB on a random scenario: twice the devices (a forward and a backward device per
+// stage, all in one node), one replica.
+inline ResolvedScenario random_pipefb_setup(std::mt19937& rng, bool recompute) {
+  ResolvedScenario setup = random_setup(rng, proto::ONE_F_ONE_B);
+  setup.schedule.kind = proto::PIPEFB;
+  setup.schedule.pipefb_recompute = recompute;
+  setup.training.data_parallel = 1;
+  setup.training.global_batch = setup.training.microbatches * 3;
+  const int devices = 2 * setup.schedule.stages;
+  setup.cluster.devices.clear();
+  setup.cluster.nodes = 1;
+  setup.cluster.gpus_per_node = devices;
+  for (int d = 0; d < devices; ++d) {
+    setup.cluster.devices.push_back({d, 0, "gpu" + std::to_string(d), 1e14, 1e15});
+  }
+  return setup;
+}
+
 }  // namespace pipetwin::testing

@@ -14,22 +14,6 @@
 namespace pipetwin {
 namespace {
 
-// Tags of the clock exchange: above any Program's SEND indices.
-constexpr int kClockTags = 1 << 24;
-
-// Layers each device holds under a plan, as phase_setup places them.
-std::set<int> layers_on(const PhasePlan& plan, int device) {
-  std::set<int> held;
-  int first = 0;
-  for (int s = 0; s < static_cast<int>(plan.partition.size()); ++s) {
-    for (int l = first; l < first + plan.partition[s]; ++l) {
-      if (device % plan.stages == s) held.insert(l);
-    }
-    first += plan.partition[s];
-  }
-  return held;
-}
-
 double span_of(const ExecutionTimes& times) {
   if (times.start_s.empty()) return 0;
   return *std::max_element(times.end_s.begin(), times.end_s.end()) -
@@ -52,7 +36,7 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
     throw InputError("WORLD_SIZE=" + std::to_string(env.world_size) + " but the schedule needs " +
                      std::to_string(plan.stages * plan.data_parallel) + " ranks");
   }
-  RankSession session = open_session(env, options.timeout_s, kClockTags);
+  RankSession session = open_session(env, options.timeout_s);
   RankModel model(zoo_architecture(*setup.zoo), setup.training.optimizer, options.seed);
   RealTrainingRun run;
   run.gradient_norms.assign((iterations + interval - 1) / interval, std::vector<double>(layers));
@@ -103,7 +87,6 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
     if (frozen <= model.frozen() || it >= iterations) continue;
 
     const double event_time = steady_now_s() - session.clock_base_s;
-    run.events.push_back({it, frozen});
     close_phase(it);
     const PhasePlan next = plan_phase(setup, frozen, planning);
     model.freeze_prefix(frozen);
@@ -128,7 +111,10 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
     }
     run.migrations.push_back(m);
     run.migration_model_bytes.push_back(model_bytes);
-    const std::set<int> kept = layers_on(next, env.rank);
+    std::set<int> kept;
+    for (int32_t l = 0; l < layers; ++l) {
+      if (holds_layer(next, env.rank, l)) kept.insert(l);
+    }
     model.release_all_but(kept);
     for (int l : kept) {
       if (!model.holds(l)) {

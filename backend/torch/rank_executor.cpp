@@ -29,17 +29,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Layer ranges of each pipeline stage (model chunk), as the scheduler placed them.
-std::vector<std::pair<int, int>> stage_layers(const ResolvedScenario& setup) {
-  std::vector<std::pair<int, int>> ranges;
-  int first = 0;
-  for (int count : place_layers(setup)) {
-    ranges.emplace_back(first, first + count);
-    first += count;
-  }
-  return ranges;
-}
-
 // The rows of `source` (which holds samples [from.lo, from.hi)) for samples `want`.
 torch::Tensor rows(const torch::Tensor& source, SampleRange from, SampleRange want) {
   return source.slice(0, want.lo - from.lo, want.hi - from.lo);
@@ -70,7 +59,7 @@ class RankExecutor {
         arch_(zoo_architecture(*setup.zoo)),
         split_stages_(setup.schedule.kind == proto::PIPEFB),
         stash_weights_(is_asynchronous(setup.schedule.kind)),
-        layers_(stage_layers(setup)),
+        layers_(chunk_layer_ranges(setup)),
         task_(arch_, setup.training.global_batch, options.seed),
         produced_(program.size()),
         stash_(program.size()),
@@ -624,7 +613,7 @@ class RankExecutor {
   // stashes of their forwards), and how many updates the stage has made.
   std::map<int, std::shared_ptr<torch::nn::Sequential>> current_weights_;
   std::map<int, int32_t> updates_;
-  std::vector<std::pair<int, int>> layers_;
+  std::vector<std::pair<int32_t, int32_t>> layers_;  // [first, last) of each stage
   SyntheticTask task_;
   std::map<int, torch::nn::Sequential> stages_;  // the model's layers, as this Program cuts them
   std::vector<torch::Tensor> produced_;          // FWD: output; BWD: input gradient; RECV: payload
@@ -697,8 +686,7 @@ RealRunResult run_as_rank(const ResolvedScenario& setup, const Program& program,
     throw InputError("WORLD_SIZE=" + std::to_string(env.world_size) + " but the schedule needs " +
                      std::to_string(program.num_devices) + " ranks (one per pipeline device)");
   }
-  // Instruction tags are SEND indices: the clock exchange's tags come after them.
-  RankSession session = open_session(env, options.timeout_s, program.size());
+  RankSession session = open_session(env, options.timeout_s);
   RankModel model(zoo_architecture(*setup.zoo), setup.training.optimizer, options.seed);
   return execute_on_rank(setup, program, session, model, options, ProgramContext{});
 }

@@ -50,7 +50,8 @@ class RankModel {
   Payload export_layers(const std::vector<int>& layers);
   // Builds the layers and loads a payload export_layers made for them elsewhere.
   void import_layers(const std::vector<int>& layers, const Payload& payload);
-  // Elements export_layers puts in `values`, and entries in `steps`.
+  // Elements export_layers puts in `values`, and entries in `steps` (builds the layers
+  // not held yet: a receiver sizes its buffers before it imports).
   int64_t payload_values(const std::vector<int>& layers);
   int64_t payload_steps(const std::vector<int>& layers);
   // Drops every layer not in `kept` (after a repartition moved it elsewhere).

@@ -12,12 +12,16 @@ c10d::ProcessGroupGloo& RankSession::group(const std::vector<int>& ranks) {
   return *found->second;
 }
 
-RankSession open_session(const RankEnvironment& env, double timeout_s, int first_tag) {
+namespace {
+constexpr int kClockTags = 1 << 24;
+}  // namespace
+
+RankSession open_session(const RankEnvironment& env, double timeout_s) {
   RankSession session;
   session.env = env;
   session.timeout_s = timeout_s;
   session.job = join_job(env, timeout_s);
-  const ClockAlignment clock = align_clocks(*session.job.world, env, first_tag);
+  const ClockAlignment clock = align_clocks(*session.job.world, env, kClockTags);
   session.clock_offset_s = clock.offset_s;
   session.clock_base_s = clock.rank0_start_s;
   return session;

@@ -24,7 +24,9 @@ struct RankSession {
   c10d::ProcessGroupGloo& group(const std::vector<int>& ranks);
 };
 
-// Joins the job and aligns the clocks (point-to-point tags from `first_tag` on).
-RankSession open_session(const RankEnvironment& env, double timeout_s, int first_tag);
+// Joins the job and aligns the clocks. The clock exchange's point-to-point tags lie above
+// any Program's (a transfer's tag is its SEND's index), so the Programs a session runs
+// never meet them.
+RankSession open_session(const RankEnvironment& env, double timeout_s);
 
 }  // namespace pipetwin

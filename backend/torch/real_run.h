@@ -76,8 +76,8 @@ RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions&
 // update applies the gradients gathered since the previous one (after each microbatch,
 // or after each iteration). What weight stashing must compute.
 struct StaleWeights {
-  std::vector<std::pair<int, int>> stage_layers;     // [first, last) per stage
-  std::map<std::tuple<int, int, int>, int> version;  // (stage, iteration, microbatch)
+  std::vector<std::pair<int32_t, int32_t>> stage_layers;  // [first, last) per stage
+  std::map<std::tuple<int, int, int>, int> version;       // (stage, iteration, microbatch)
   bool update_every_microbatch = false;
 };
 RealRunResult run_stale_reference(const ResolvedScenario& setup, const RealRunOptions& options,
@@ -89,9 +89,8 @@ RealRunResult run_stale_reference(const ResolvedScenario& setup, const RealRunOp
 // prefix grows, the same plan_phase repartitions, and the layers that change rank move
 // there with their trained weights and optimizer state, as MIGRATE transfers.
 struct RealTrainingRun {
-  std::vector<double> losses;   // per iteration
-  std::vector<double> weights;  // per layer, at the end
-  std::vector<FreezeEvent> events;
+  std::vector<double> losses;                  // per iteration
+  std::vector<double> weights;                 // per layer, at the end
   std::vector<TrainingPhase> phases;           // iteration_time_s: measured, mean of the phase
   std::vector<Migration> migrations;           // bytes: the payloads sent
   std::vector<int64_t> migration_model_bytes;  // what each migration Program counts

@@ -48,7 +48,7 @@ RealRunResult replay_as_rank(const ResolvedScenario& setup, const Program& progr
     throw InputError("WORLD_SIZE=" + std::to_string(env.world_size) + " but the schedule needs " +
                      std::to_string(program.num_devices) + " ranks (one per GPU)");
   }
-  RankSession session = open_session(env, options.timeout_s, 1 << 24);
+  RankSession session = open_session(env, options.timeout_s);
   // NCCL's unique id travels through the same TCPStore as the rest of the rendezvous.
   const std::string key = "pipetwin/nccl_unique_id";
   if (env.rank == 0) {
@@ -81,8 +81,6 @@ RealRunResult replay_as_rank(const ResolvedScenario& setup, const Program& progr
   result.times.start_s.assign(merged, merged + n);
   result.times.end_s.assign(merged + n, merged + 2 * n);
   pair_transfer_times(program, result.times);
-  result.stash_bytes.assign(n, 0);
-  for (int32_t i = 0; i < n; ++i) result.stash_bytes[i] = program.instructions[i].stash_bytes;
   return result;
 }
 

@@ -58,32 +58,40 @@ nlohmann::json stash_comparison(const Program& program, const RealRunResult& run
   return list;
 }
 
+// --backend torch: the model ran, so its losses, weights and measured activations are
+// reported too; cuda: the replay has no model, and memory is as the Program accounts it.
 void report(const RunArgs& args, const ResolvedScenario& setup, const Program& program,
             const RealRunResult& run) {
+  const bool model = args.backend == "torch";
   SimulationResult result;
   result.setup = setup;
   result.program = program;
   result.times = run.times;
   // Activation memory as measured (the tensors each forward's layers produced); resident
   // bytes and receive buffers as the Program accounts them, as in the simulators.
-  result.memory = memory_curve(with_measured_stash(program, run), run.times);
-  result.timeline = make_timeline(program, setup.cluster, run.times, result.memory, "torch");
+  result.memory = memory_curve(model ? with_measured_stash(program, run) : program, run.times);
+  result.timeline = make_timeline(program, setup.cluster, run.times, result.memory, args.backend);
   const RunMetrics metrics =
       compute_metrics(result.timeline, setup.training.iterations, setup.training.global_batch);
   write_run_files(result.timeline, args.trace_path, args.timeline_path);
   if (args.json) {
     nlohmann::json j = report_json(result, metrics);
+    j.update(pipeline_versions_json(result));
+    if (!model) {
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
     j["losses"] = run.losses;
     j["layer_weight_sums"] = run.weights;
     j["stash_bytes_per_sample"] = stash_comparison(program, run);
-    // Weight versions as the Program plans them, and whether each forward ran with it.
-    j.update(pipeline_versions_json(result));
+    // Whether each forward ran with the weight version the Program plans.
     j["forward_versions_as_planned"] =
         run.forward_versions == weight_versions(program).forward_version;
     std::cout << j.dump(2) << "\n";
     return;
   }
   print_report(std::cout, result, metrics);
+  if (!model) return;
   std::cout << "losses         ";
   for (double loss : run.losses) std::cout << " " << loss;
   std::cout << "\n";
@@ -94,11 +102,7 @@ StaleWeights stale_weights(const ResolvedScenario& setup) {
   const Program program = build_program(setup);
   const WeightVersions versions = weight_versions(program);
   StaleWeights stale;
-  int first = 0;
-  for (int count : place_layers(setup)) {
-    stale.stage_layers.emplace_back(first, first + count);
-    first += count;
-  }
+  stale.stage_layers = chunk_layer_ranges(setup);
   for (int32_t i = 0; i < program.size(); ++i) {
     const Instruction& ins = program.instructions[i];
     if (ins.op != Op::kFwd) continue;
@@ -106,27 +110,6 @@ StaleWeights stale_weights(const ResolvedScenario& setup) {
   }
   stale.update_every_microbatch = setup.schedule.kind == proto::PIPEDREAM_ASYNC;
   return stale;
-}
-
-// The CUDA replay's report: times and memory as the Program accounts them (no model, so
-// no losses), like a simulation's.
-void report_replay(const RunArgs& args, const ResolvedScenario& setup, const Program& program,
-                   const RealRunResult& run, const RankEnvironment& env) {
-  if (env.rank != 0) return;
-  SimulationResult result;
-  result.setup = setup;
-  result.program = program;
-  result.times = run.times;
-  result.memory = memory_curve(program, run.times);
-  result.timeline = make_timeline(program, setup.cluster, run.times, result.memory, "cuda");
-  const RunMetrics metrics =
-      compute_metrics(result.timeline, setup.training.iterations, setup.training.global_batch);
-  write_run_files(result.timeline, args.trace_path, args.timeline_path);
-  if (args.json) {
-    std::cout << report_json(result, metrics).dump(2) << "\n";
-  } else {
-    print_report(std::cout, result, metrics);
-  }
 }
 
 void write_freeze_log(const std::string& path, int32_t layers, int32_t interval,
@@ -200,6 +183,11 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
   }
   const Program program = build_program(setup);
   const bool replay = args.backend == "cuda";
+  if (replay && !args.freeze_log.empty()) {
+    throw InputError(
+        "--freeze-log records a model's gradients: the CUDA replay has no model "
+        "(use --backend torch)");
+  }
   if (replay && setup.freeze.enabled) {
     throw InputError(loaded.where("freeze") +
                      ": the CUDA replay runs one Program; a FreezePipe run's phases are not "
@@ -228,10 +216,9 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
                                                          : 10;
   }
   const RankEnvironment env = rank_environment();
-  if (replay)
-    return report_replay(args, setup, program, replay_as_rank(setup, program, env, options), env);
   if (setup.freeze.enabled) return run_freezing(args, setup, env, options);
-  const RealRunResult run = run_as_rank(setup, program, env, options);
+  const RealRunResult run = replay ? replay_as_rank(setup, program, env, options)
+                                   : run_as_rank(setup, program, env, options);
   if (env.rank != 0) return;
   if (!args.freeze_log.empty()) {
     write_freeze_log(args.freeze_log, static_cast<int32_t>(setup.model.layers.size()),

@@ -123,31 +123,29 @@ PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen,
   return plan;
 }
 
+int32_t layer_owner(const PhasePlan& plan, int32_t replica, int32_t layer) {
+  int32_t stage = 0, end = plan.partition[0];  // end: one past the stage's last layer
+  while (layer >= end) end += plan.partition[++stage];
+  return stage + replica * plan.stages;
+}
+
+bool holds_layer(const PhasePlan& plan, int32_t device, int32_t layer) {
+  return device < plan.stages * plan.data_parallel &&
+         layer_owner(plan, 0, layer) == device % plan.stages;
+}
+
 std::vector<LayerMove> layer_moves(const ResolvedScenario& base, const PhasePlan& from,
                                    const PhasePlan& to) {
-  // Owner device of every layer in every replica, before and after.
-  auto owners = [&](const PhasePlan& plan) {
-    std::vector<std::vector<int32_t>> device(plan.data_parallel);
-    for (int32_t r = 0; r < plan.data_parallel; ++r) {
-      for (int32_t s = 0; s < static_cast<int32_t>(plan.partition.size()); ++s) {
-        for (int32_t k = 0; k < plan.partition[s]; ++k) device[r].push_back(s + r * plan.stages);
-      }
-    }
-    return device;
-  };
-  const auto before = owners(from), after = owners(to);
   const BytesPerParameter per_parameter = bytes_per_parameter(base.training);
   std::vector<LayerMove> moves;
   const int32_t layers = static_cast<int32_t>(base.model.layers.size());
   for (int32_t r = 0; r < to.data_parallel; ++r) {
     for (int32_t l = 0; l < layers; ++l) {
-      const int32_t target = after[r][l];
-      bool held = false;
-      for (const auto& replica : before) held |= replica[l] == target;
-      if (held) continue;
+      const int32_t target = layer_owner(to, r, l);
+      if (holds_layer(from, target, l)) continue;
       LayerMove move;
       move.layer = l;
-      move.source = before[r % from.data_parallel][l];
+      move.source = layer_owner(from, r % from.data_parallel, l);
       move.target = target;
       move.with_optimizer_state = l >= to.frozen_layers;
       const double parameters = base.model.layers[l].parameter_bytes / kFp32BytesPerParameter;

@@ -66,6 +66,11 @@ ResolvedScenario phase_setup(const ResolvedScenario& base, const PhasePlan& plan
 PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen,
                      const SimulationOptions& options);
 
+// The device that holds `layer` in replica `replica` of a plan (phase_setup's placement:
+// stage s of replica r on device s + r x stages), and whether `device` holds it at all.
+int32_t layer_owner(const PhasePlan& plan, int32_t replica, int32_t layer);
+bool holds_layer(const PhasePlan& plan, int32_t device, int32_t layer);
+
 // One layer that a device holds after a repartition but did not hold before, and where
 // it comes from: the same replica's owner, or replica 0's when there are more replicas
 // than before. Bytes: its weights, plus optimizer state (and fp32 master weights) if it

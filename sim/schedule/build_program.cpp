@@ -82,6 +82,16 @@ std::vector<int32_t> place_layers(const ResolvedScenario& setup) {
   return balanced_partition(layer_times(setup), setup.schedule.chunks());
 }
 
+std::vector<std::pair<int32_t, int32_t>> chunk_layer_ranges(const ResolvedScenario& setup) {
+  std::vector<std::pair<int32_t, int32_t>> ranges;
+  int32_t first = 0;
+  for (int32_t count : place_layers(setup)) {
+    ranges.emplace_back(first, first + count);
+    first += count;
+  }
+  return ranges;
+}
+
 std::vector<SampleRange> equal_ranges(int32_t global_batch, int32_t microbatches) {
   std::vector<SampleRange> ranges;
   const int32_t base = global_batch / microbatches;

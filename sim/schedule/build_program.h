@@ -1,6 +1,7 @@
 // The Scheduler's entry point for static schedules: a ResolvedScenario in, a validated Program out.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "sim/program/program.h"
@@ -12,6 +13,9 @@ namespace pipetwin {
 // Layers per model chunk: the explicit schedule.partition, or contiguous ranges
 // balanced by fwd+bwd time on the stage's device.
 std::vector<int32_t> place_layers(const ResolvedScenario& setup);
+
+// place_layers as [first, last) layer ranges, one per model chunk.
+std::vector<std::pair<int32_t, int32_t>> chunk_layer_ranges(const ResolvedScenario& setup);
 
 // Forward + backward seconds of each layer for one microbatch of the scenario's size (a
 // frozen layer: forward only), on device 0: what placement balances.
