@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include "backend/common/local_launcher.h"
 #include "backend/torch/link_calibration.h"
-#include "backend/torch/local_launcher.h"
 #include "backend/torch/real_run.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"

@@ -98,11 +98,11 @@ TEST(CudaCalibration, ProbePrintsTheFitsAsJson) {
   }
 }
 
-// `pipetwin calibrate --backend cuda` (in pipetwin-torch) without a GPU: says why once,
+// `pipetwin calibrate --backend cuda` (in pipetwin-real) without a GPU: says why once,
 // then measures the Gloo link between CPU ranks as without --backend.
 TEST(CudaCalibration, CalibrateWithoutAGpuFallsBackToGlooOnce) {
 #ifndef PIPETWIN_HAS_TORCH
-  GTEST_SKIP() << "`calibrate` needs pipetwin-torch, and this build has no LibTorch";
+  GTEST_SKIP() << "`calibrate` needs pipetwin-real, and this build has no LibTorch";
 #else
   const std::string reason = cuda_unavailable();
   if (reason.empty()) GTEST_SKIP() << "a CUDA device is visible: calibrate measures it instead";

@@ -69,25 +69,37 @@ TEST(ReplayPlan, EveryInstructionBecomesItsDeviceOperation) {
   }
 }
 
-// A GEMM of 2 m n k FLOPs within one step of k of what the op costs at the device's rate.
+// GEMMs of repeats x 2 m n k FLOPs within four steps of k per repeat of what the op costs
+// at the device's rate, none deeper than it is wide (k <= the side), every dimension a
+// multiple of 8 (16-byte BF16 rows, which fast tensor-core kernels need).
 TEST(ReplayPlan, GemmsCarryTheOpsFlops) {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 1000; ++trial) {
     const double flops = std::pow(10.0, std::uniform_real_distribution<double>(3, 15)(rng));
-    int64_t m, n, k;
-    gemm_for_flops(flops, 8192, m, n, k);
-    EXPECT_EQ(m, n);
-    EXPECT_LE(m, 8192);
-    EXPECT_GE(k, 1);
-    EXPECT_LE(std::abs(2.0 * m * n * k - flops), 2.0 * m * n) << flops;
+    const GemmShape g = gemm_for_flops(flops, 8192);
+    EXPECT_EQ(g.m, g.n);
+    EXPECT_LE(g.m, 8192);
+    EXPECT_EQ(g.m % 8, 0);
+    EXPECT_EQ(g.k % 8, 0);
+    EXPECT_GE(g.k, 8);
+    EXPECT_LE(g.k, 8192) << flops;
+    EXPECT_GE(g.repeats, 1);
+    EXPECT_LE(std::abs(2.0 * g.m * g.n * g.k * g.repeats - flops), 8.0 * g.m * g.n * g.repeats)
+        << flops;
+    // Above some 20 microseconds' work, within 1%.
+    if (flops > 1e10) EXPECT_NEAR(2.0 * g.m * g.n * g.k * g.repeats / flops, 1.0, 0.01) << flops;
   }
+  // 1.2e13 FLOPs (a GPT stage's forward): 11 GEMMs of 8192 x 8192 x ~8k, not one k of 89k.
+  const GemmShape big = gemm_for_flops(1.2e13, 8192);
+  EXPECT_EQ(big.repeats, 11);
+  EXPECT_NEAR(big.k, 1.2e13 / (2.0 * 8192 * 8192 * 11), 4);
   const ResolvedScenario setup = testing::uniform_setup(proto::ONE_F_ONE_B, 2, 4, 2e-3, 4e-3);
   const Program p = build_program(setup);
   const double rate = 400e12;
   for (const ReplayOp& op : make_replay_plan(p, 0, {rate, true}).ops) {
     if (op.kind != ReplayKind::kGemm) continue;
     const double flops = p.instructions[op.instruction].compute_s * rate;
-    EXPECT_NEAR(2.0 * op.m * op.n * op.k, flops, 2.0 * op.m * op.n);
+    EXPECT_NEAR(2.0 * op.m * op.n * op.k * op.repeats, flops, 8.0 * op.m * op.n * op.repeats);
   }
 }
 

@@ -2,8 +2,8 @@
 // no sim/ types, so that nvcc compiles what backend/cuda includes of it.
 #pragma once
 
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -17,16 +17,17 @@ const char* replay_kind_name(ReplayKind kind);
 struct ReplayOp {
   int32_t instruction = 0;  // index in the Program
   int32_t stage = 0;
+  int32_t iteration = 0, microbatch = 0;  // a FWD and its OFFLOAD and RELOAD share these
   ReplayKind kind = ReplayKind::kSpin;
   int lane = 0;  // a Lane of sim/program/instruction.h: one CUDA stream per lane
-  // kGemm: C[m x n] = A[m x k] B[k x n], 2 m n k FLOPs.
-  int64_t m = 0, n = 0, k = 0;
+  // kGemm: `repeats` times C[m x n] = A[m x k] B[k x n], repeats x 2 m n k FLOPs.
+  int64_t m = 0, n = 0, k = 0, repeats = 1;
   double seconds = 0;          // kSpin
   int32_t peer = -1;           // kSend, kRecv: the other rank
   int64_t bytes = 0;           // transfers, copies, all-reduce
   std::vector<int32_t> group;  // kAllReduce: the ranks, sorted
-  int64_t allocate_bytes = 0;  // at the start (a FWD's stash)
-  int64_t free_bytes = 0;      // at the end (a BWD's share of the stash)
+  int64_t allocate_bytes = 0;  // a FWD's stash (see stash_ledger.h for when it is held)
+  int64_t free_bytes = 0;      // a BWD's share of its stage's stashes
   // Instructions of this rank on other lanes whose end event this op waits for (the same
   // lane's order is the stream's own).
   std::vector<int32_t> wait_for;
@@ -40,6 +41,11 @@ struct ReplaySizing {
 
 struct ReplayPlan {
   int32_t rank = 0;
+  int32_t program_size = 0;  // instructions of the whole Program, every rank's
+  // The stash bytes this rank is predicted to hold at most (stash_ledger.h, at the
+  // simulated times): the memory pool is grown to it before the timed run, as a training
+  // framework's allocator has grown by its first timed step.
+  int64_t stash_reserve_bytes = 0;
   std::vector<ReplayOp> ops;  // lane by lane, each in the Program's lane order
   // Of the whole Program, the same on every rank: each (sender, receiver) pair that
   // transfers, and each all-reduce group. The executor gives every one its own NCCL

@@ -29,8 +29,15 @@ namespace pipetwin {
 // for it), naming the instruction.
 ReplayPlan make_replay_plan(const Program& program, int32_t rank, const ReplaySizing& sizing);
 
-// GEMM dimensions whose 2 m n k is `flops` to within one step of k: square m = n up to
-// `max_side`, k as needed (>= 1). Zero FLOPs gives 0 x 0 x 0.
-void gemm_for_flops(double flops, int64_t max_side, int64_t& m, int64_t& n, int64_t& k);
+// GEMMs whose repeats x 2 m n k is `flops` to within four steps of k per repeat: square
+// m = n up to `max_side`, 8 <= k <= max_side, all multiples of 8, as many repeats as that
+// takes. A layer's
+// GEMMs have shapes like these (k a hidden size); one GEMM with k in the tens of
+// thousands would stream its operands from memory and run far below the tensor cores'
+// rate. Zero FLOPs gives 0 x 0 x 0.
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0, repeats = 1;
+};
+GemmShape gemm_for_flops(double flops, int64_t max_side);
 
 }  // namespace pipetwin

@@ -6,12 +6,15 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
+#include "backend/common/stash_ledger.h"
 #include "backend/cuda/cuda_support.cuh"
 #include "backend/cuda/replay_executor.h"
 
@@ -76,13 +79,26 @@ class Communicators {
   std::map<std::vector<int32_t>, ncclComm_t> groups_;
 };
 
+// BF16 values of either sign in [0.5, 1), from a hash of the index.
+__global__ void bf16_noise(uint16_t* values, int64_t count) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
+    h ^= h >> 15;
+    values[i] = static_cast<uint16_t>(((h & 1u) << 15) | 0x3F00u | ((h >> 1) & 0x7Fu));
+  }
+}
+
 // A peer's rank inside a two-rank communicator (split keeps the world order).
 int pair_rank(int self, int peer) { return peer > self ? 1 : 0; }
 
 class Replay {
  public:
   Replay(const ReplayPlan& plan, int world_size, const std::string& id, int device)
-      : plan_(plan), device_(device) {
+      : plan_(plan),
+        device_(device),
+        ledger_(stash_ledger(plan)),
+        blocks_(ledger_.blocks, nullptr) {
     PIPETWIN_CHECK(cudaSetDevice(device));
     for (int lane = 0; lane < kReplayLanes; ++lane) streams_[lane] = new_stream(device, cleanup_);
     comms_ = std::make_unique<Communicators>(plan, world_size, id);
@@ -91,40 +107,65 @@ class Replay {
     allocate_scratch();
   }
 
-  ReplayResult run(double (*host_now)()) {
+  ReplayResult run(int world_size, bool shared_gpu) {
     ReplayResult result;
     result.spin_scale = calibrate_spin();
+    warm_up();
     reset_pool_peak();
     for (const ReplayOp& op : plan_.ops) {
       start_[op.instruction] = new_event(device_, cudaEventDefault, cleanup_);
       end_[op.instruction] = new_event(device_, cudaEventDefault, cleanup_);
     }
-    // Every rank starts together: a one-element all-reduce, then the base event.
+    // Every rank starts together: a one-element all-reduce ends at about the same instant
+    // on every GPU, and the base event after it is time 0 of every rank's ops.
     cudaStream_t compute = streams_[0];
     PIPETWIN_CHECK(
         ncclAllReduce(scratch_, scratch_, 1, ncclFloat, ncclSum, comms_->world(), compute));
     cudaEvent_t base = new_event(device_, cudaEventDefault, cleanup_);
     PIPETWIN_CHECK(cudaEventRecord(base, compute));
-    PIPETWIN_CHECK(cudaEventSynchronize(base));
-    result.host_start_s = host_now();
+    const auto enqueue_start = std::chrono::steady_clock::now();
     enqueue_all(result.spin_scale);
+    result.host_enqueue_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - enqueue_start).count();
     PIPETWIN_CHECK(cudaDeviceSynchronize());
+    std::vector<double> times(2 * static_cast<size_t>(plan_.program_size), 0.0);
     for (const ReplayOp& op : plan_.ops) {
       float start_ms = 0, end_ms = 0;
       PIPETWIN_CHECK(cudaEventElapsedTime(&start_ms, base, start_.at(op.instruction)));
       PIPETWIN_CHECK(cudaEventElapsedTime(&end_ms, base, end_.at(op.instruction)));
-      result.start_s.push_back(start_ms * 1e-3);
-      result.end_s.push_back(end_ms * 1e-3);
+      times[op.instruction] = start_ms * 1e-3;
+      times[plan_.program_size + op.instruction] = end_ms * 1e-3;
     }
-    result.peak_allocated_bytes = peak_allocated_;
+    // Each instruction belongs to one rank, so a sum merges them.
+    all_reduce_sum(times.data(), times.size(), ncclFloat64);
+    result.start_s.assign(times.begin(), times.begin() + plan_.program_size);
+    result.end_s.assign(times.begin() + plan_.program_size, times.end());
+
+    std::vector<int64_t> memory(5 * static_cast<size_t>(world_size), 0);
     cudaMemPool_t pool;
     PIPETWIN_CHECK(cudaDeviceGetDefaultMemPool(&pool, device_));
     unsigned long long high = 0;  // the attribute is a 64-bit value
     PIPETWIN_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high));
-    result.peak_pool_bytes = static_cast<int64_t>(high);
     size_t free_bytes = 0, total_bytes = 0;
     PIPETWIN_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    result.device_used_bytes = static_cast<int64_t>(total_bytes - free_bytes);
+    memory[plan_.rank] = plan_.stash_reserve_bytes;
+    memory[world_size + plan_.rank] = static_cast<int64_t>(high);
+    memory[2 * world_size + plan_.rank] = static_cast<int64_t>(total_bytes - free_bytes);
+    memory[3 * world_size + plan_.rank] = static_cast<int64_t>(total_bytes);
+    memory[4 * world_size + plan_.rank] = shared_gpu ? 1 : 0;
+    all_reduce_sum(memory.data(), memory.size(), ncclInt64);
+    auto slice = [&](int part) {
+      return std::vector<int64_t>(memory.begin() + part * world_size,
+                                  memory.begin() + (part + 1) * world_size);
+    };
+    result.stash_peak_bytes = slice(0);
+    result.peak_pool_bytes = slice(1);
+    result.device_used_bytes = slice(2);
+    result.device_total_bytes = slice(3);
+    result.shared_gpu = slice(4);
+    cudaDeviceProp properties;
+    PIPETWIN_CHECK(cudaGetDeviceProperties(&properties, device_));
+    result.device_name = properties.name;
     return result;
   }
 
@@ -147,6 +188,10 @@ class Replay {
     const size_t bf16 = 2;
     a_ = device_buffer(gemm_a * bf16);
     b_ = device_buffer(gemm_b * bf16);
+    // Random-looking operands: tensor cores on zeros draw less power and run faster
+    // than on training data.
+    fill_noise(a_, gemm_a);
+    fill_noise(b_, gemm_b);
     c_ = device_buffer(gemm_c * bf16);
     send_ = device_buffer(transfer);
     recv_ = device_buffer(transfer);
@@ -165,21 +210,35 @@ class Replay {
     return buffer;
   }
 
-  // The spin kernel reads the GPU's nanosecond timer; launching it costs a little. One
-  // timed millisecond tells how much, so timed ops last what the cost model says.
+  void fill_noise(void* buffer, int64_t count) {
+    bf16_noise<<<1024, 256>>>(static_cast<uint16_t*>(buffer), count);
+    PIPETWIN_CHECK(cudaGetLastError());
+    PIPETWIN_CHECK(cudaDeviceSynchronize());
+  }
+
+  // The spin kernel reads the GPU's nanosecond timer. Its first launch costs extra, and
+  // each launch a little: the slope between a 1 ms and a 5 ms spin (after a warm-up) is
+  // what a timed op's length scales by, the launch cost left out, since the ops follow
+  // each other on their stream and their launches overlap the previous op.
   double calibrate_spin() {
     cudaStream_t stream = streams_[0];
-    cudaEvent_t before = new_event(device_, cudaEventDefault, cleanup_);
-    cudaEvent_t after = new_event(device_, cudaEventDefault, cleanup_);
-    constexpr uint64_t kNs = 1'000'000;
-    PIPETWIN_CHECK(cudaEventRecord(before, stream));
-    hold_stream<<<1, 1, 0, stream>>>(kNs);
+    hold_stream<<<1, 1, 0, stream>>>(100'000);
     PIPETWIN_CHECK(cudaGetLastError());
-    PIPETWIN_CHECK(cudaEventRecord(after, stream));
-    PIPETWIN_CHECK(cudaEventSynchronize(after));
-    float ms = 0;
-    PIPETWIN_CHECK(cudaEventElapsedTime(&ms, before, after));
-    return ms > 0 ? 1.0 / ms : 1.0;  // requested 1 ms over measured
+    auto timed_ms = [&](uint64_t ns) {
+      cudaEvent_t before = new_event(device_, cudaEventDefault, cleanup_);
+      cudaEvent_t after = new_event(device_, cudaEventDefault, cleanup_);
+      PIPETWIN_CHECK(cudaEventRecord(before, stream));
+      hold_stream<<<1, 1, 0, stream>>>(ns);
+      PIPETWIN_CHECK(cudaGetLastError());
+      PIPETWIN_CHECK(cudaEventRecord(after, stream));
+      PIPETWIN_CHECK(cudaEventSynchronize(after));
+      float ms = 0;
+      PIPETWIN_CHECK(cudaEventElapsedTime(&ms, before, after));
+      return static_cast<double>(ms);
+    };
+    const double one = timed_ms(1'000'000), five = timed_ms(5'000'000);
+    const double slope = (five - one) / 4.0;  // measured ms per requested ms
+    return slope > 0.5 && slope < 2 ? 1.0 / slope : 1.0;
   }
 
   void reset_pool_peak() {
@@ -189,30 +248,85 @@ class Replay {
     PIPETWIN_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero));
   }
 
-  void enqueue_all(double spin_scale) {
-    for (size_t k : host_enqueue_order(plan_)) enqueue(plan_.ops[k], spin_scale);
+  // An element-wise sum over every rank of a host array, through the world communicator.
+  template <typename T>
+  void all_reduce_sum(T* host, size_t count, ncclDataType_t type) {
+    void* device = nullptr;
+    const size_t bytes = count * sizeof(T);
+    PIPETWIN_CHECK(cudaMalloc(&device, bytes));
+    cleanup_.add([device] { cudaFree(device); });
+    cudaStream_t stream = streams_[0];
+    PIPETWIN_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream));
+    PIPETWIN_CHECK(ncclAllReduce(device, device, count, type, ncclSum, comms_->world(), stream));
+    PIPETWIN_CHECK(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream));
+    PIPETWIN_CHECK(cudaStreamSynchronize(stream));
   }
 
-  void enqueue(const ReplayOp& op, double spin_scale) {
+  void gemm(const ReplayOp& op, cudaStream_t stream) {
+    const float alpha = 1, beta = 0;
+    PIPETWIN_CHECK(cublasSetStream(blas_, stream));
+    PIPETWIN_CHECK(cublasGemmEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, op.m, op.n, op.k, &alpha, a_,
+                                CUDA_R_16BF, op.m, b_, CUDA_R_16BF, op.k, &beta, c_, CUDA_R_16BF,
+                                op.m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+
+  // What a training framework has done before its first timed step, done here before
+  // time 0: each GEMM shape once (cuBLAS picks and loads its kernel), the memory pool
+  // grown to the stashes' peak and kept (freed blocks stay reserved, as in PyTorch's
+  // caching allocator), and every communicator's connections made (NCCL connects a pair
+  // at its first transfer). The pairs and groups go in one global order on every rank,
+  // so the earliest unfinished one always has both sides ready.
+  void warm_up() {
+    cudaStream_t stream = streams_[0];
+    std::set<std::tuple<int64_t, int64_t, int64_t>> shapes;
+    for (const ReplayOp& op : plan_.ops) {
+      if (op.kind == ReplayKind::kGemm && op.m > 0 && shapes.insert({op.m, op.n, op.k}).second) {
+        gemm(op, stream);
+      }
+    }
+    cudaMemPool_t pool;
+    PIPETWIN_CHECK(cudaDeviceGetDefaultMemPool(&pool, device_));
+    uint64_t keep = UINT64_MAX;
+    PIPETWIN_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    if (const int64_t peak = plan_.stash_reserve_bytes; peak > 0) {
+      void* block = nullptr;
+      PIPETWIN_CHECK(cudaMallocAsync(&block, static_cast<size_t>(peak), stream));
+      PIPETWIN_CHECK(cudaFreeAsync(block, stream));
+    }
+    for (const auto& [from, to] : plan_.transfer_pairs) {
+      if (plan_.rank == from) {
+        PIPETWIN_CHECK(
+            ncclSend(send_, 1, ncclChar, pair_rank(from, to), comms_->pair(from, to), stream));
+      } else if (plan_.rank == to) {
+        PIPETWIN_CHECK(
+            ncclRecv(recv_, 1, ncclChar, pair_rank(to, from), comms_->pair(from, to), stream));
+      }
+    }
+    for (const auto& members : plan_.groups) {
+      if (std::find(members.begin(), members.end(), plan_.rank) == members.end()) continue;
+      PIPETWIN_CHECK(
+          ncclAllReduce(scratch_, scratch_, 1, ncclFloat, ncclSum, comms_->group(members), stream));
+    }
+    PIPETWIN_CHECK(cudaStreamSynchronize(stream));
+  }
+
+  void enqueue_all(double spin_scale) {
+    for (size_t k : host_enqueue_order(plan_))
+      enqueue(plan_.ops[k], ledger_.actions[k], spin_scale);
+  }
+
+  void enqueue(const ReplayOp& op, const StashActions& stash, double spin_scale) {
     cudaStream_t stream = streams_[op.lane];
     for (int32_t d : op.wait_for) PIPETWIN_CHECK(cudaStreamWaitEvent(stream, end_.at(d), 0));
     PIPETWIN_CHECK(cudaEventRecord(start_.at(op.instruction), stream));
-    if (op.allocate_bytes > 0) {
-      void* stash = nullptr;
-      PIPETWIN_CHECK(cudaMallocAsync(&stash, static_cast<size_t>(op.allocate_bytes), stream));
-      stashes_[op.stage].push_back({stash, op.allocate_bytes});
-      allocated_ += op.allocate_bytes;
-      peak_allocated_ = std::max(peak_allocated_, allocated_);
+    for (const StashBlock& block : stash.allocate) {
+      PIPETWIN_CHECK(cudaMallocAsync(&blocks_[block.id], static_cast<size_t>(block.bytes), stream));
     }
     const int64_t bytes = std::max<int64_t>(op.bytes, 1);  // a token still rendezvouses
     switch (op.kind) {
       case ReplayKind::kGemm: {
         if (op.m == 0) break;
-        const float alpha = 1, beta = 0;
-        PIPETWIN_CHECK(cublasSetStream(blas_, stream));
-        PIPETWIN_CHECK(cublasGemmEx(blas_, CUBLAS_OP_N, CUBLAS_OP_N, op.m, op.n, op.k, &alpha, a_,
-                                    CUDA_R_16BF, op.m, b_, CUDA_R_16BF, op.k, &beta, c_,
-                                    CUDA_R_16BF, op.m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        for (int64_t r = 0; r < op.repeats; ++r) gemm(op, stream);
         break;
       }
       case ReplayKind::kSpin:
@@ -242,14 +356,9 @@ class Replay {
                                      ncclSum, comms_->group(op.group), stream));
         break;
     }
-    // A BWD releases its stage's oldest stashes, as many bytes as it frees.
-    int64_t to_free = op.free_bytes;
-    auto& stashes = stashes_[op.stage];
-    while (to_free > 0 && !stashes.empty()) {
-      PIPETWIN_CHECK(cudaFreeAsync(stashes.front().first, stream));
-      to_free -= stashes.front().second;
-      allocated_ -= stashes.front().second;
-      stashes.pop_front();
+    for (const StashBlock& block : stash.release) {
+      PIPETWIN_CHECK(cudaFreeAsync(blocks_[block.id], stream));
+      blocks_[block.id] = nullptr;
     }
     PIPETWIN_CHECK(cudaEventRecord(end_.at(op.instruction), stream));
   }
@@ -264,8 +373,8 @@ class Replay {
   void *send_ = nullptr, *recv_ = nullptr, *scratch_ = nullptr;
   void *copy_device_ = nullptr, *copy_host_ = nullptr;
   std::map<int32_t, cudaEvent_t> start_, end_;
-  std::map<int32_t, std::deque<std::pair<void*, int64_t>>> stashes_;
-  int64_t allocated_ = 0, peak_allocated_ = 0;
+  StashLedger ledger_;
+  std::vector<void*> blocks_;  // by StashBlock id
 };
 
 }  // namespace
@@ -276,10 +385,19 @@ std::string new_nccl_unique_id() {
   return std::string(id.internal, sizeof(id.internal));
 }
 
+int cuda_device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear it
+    return 0;
+  }
+  return count;
+}
+
 ReplayResult run_replay(const ReplayPlan& plan, int world_size, const std::string& nccl_id,
-                        int device, double (*host_now)()) {
+                        int device, bool shared_gpu) {
   Replay replay(plan, world_size, nccl_id, device);
-  return replay.run(host_now);
+  return replay.run(world_size, shared_gpu);
 }
 
 }  // namespace pipetwin

@@ -12,24 +12,37 @@
 
 namespace pipetwin {
 
-// A new NCCL unique id, as bytes, for rank 0 to hand to every rank.
+// An NCCL unique id, as bytes. With NCCL_COMM_ID=host:port in the environment every rank
+// gets the same one and rank 0 serves the bootstrap there (NCCL's own rendezvous);
+// without it, a fresh random id for rank 0 to hand out.
 std::string new_nccl_unique_id();
 
+// The CUDA devices this process sees (0 when none, or no driver).
+int cuda_device_count();
+
 struct ReplayResult {
-  // Per op of the plan, in plan order: seconds since the run's start, on this GPU's
-  // clock (CUDA events), and that start on the host's steady clock.
+  // Per instruction of the whole Program (plan.program_size), every rank's, merged by one
+  // NCCL all-reduce: seconds since the common start. Time 0 is, on every GPU, the end of
+  // a world all-reduce that all ranks enter before their first op, so the clocks agree
+  // to within one small all-reduce's completion skew.
   std::vector<double> start_s, end_s;
-  double host_start_s = 0;
-  int64_t peak_allocated_bytes = 0;  // stashes and receive buffers the plan allocated
-  int64_t peak_pool_bytes = 0;       // the stream-ordered pool's high-water mark
-  int64_t device_used_bytes = 0;     // cudaMemGetInfo at the end: total - free
-  double spin_scale = 1;             // timed kernels: requested / measured, from calibration
+  // Per rank, also merged.
+  std::vector<int64_t> stash_peak_bytes;    // plan.stash_reserve_bytes: the predicted peak
+  std::vector<int64_t> peak_pool_bytes;     // the stream-ordered pool's high-water mark
+  std::vector<int64_t> device_used_bytes;   // cudaMemGetInfo after the run: total - free
+  std::vector<int64_t> device_total_bytes;  // cudaMemGetInfo: the GPU's memory
+  std::vector<int64_t> shared_gpu;          // 1 where the rank said it shares its GPU
+  std::string device_name;                  // this rank's GPU
+  // Host seconds spent enqueuing every op: near the run's length, the host (not the GPU)
+  // set the pace.
+  double host_enqueue_s = 0;
+  double spin_scale = 1;  // timed kernels: requested / measured, from this rank's calibration
 };
 
-// Runs `plan` on `device` as rank `plan.rank` of `world_size` ranks sharing `nccl_id`.
-// `host_now` reads the host's steady clock in seconds (the clock the ranks align).
-// Throws std::runtime_error naming the CUDA/NCCL call that failed.
+// Runs `plan` on `device` as rank `plan.rank` of `world_size` ranks sharing `nccl_id`;
+// `shared_gpu`: this rank shares its GPU with another (reported back per rank).
+// Throws std::runtime_error naming the CUDA/NCCL/cuBLAS call that failed.
 ReplayResult run_replay(const ReplayPlan& plan, int world_size, const std::string& nccl_id,
-                        int device, double (*host_now)());
+                        int device, bool shared_gpu);
 
 }  // namespace pipetwin

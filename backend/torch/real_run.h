@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "backend/common/rank_environment.h"
 #include "sim/exec/execution_times.h"
 #include "sim/freeze/gradient_norms.h"
 #include "sim/freeze/training_run.h"
@@ -16,21 +17,6 @@
 #include "traces/timeline.h"
 
 namespace pipetwin {
-
-// What a rank learns from its environment, as torchrun, srun or mpirun set it (or the
-// local launcher): RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_RANK.
-struct RankEnvironment {
-  int rank = 0;
-  int world_size = 1;
-  std::string master_addr = "127.0.0.1";
-  int master_port = 29500;
-  int local_rank = 0;
-};
-
-// True when RANK is set: this process is one rank of a launched job.
-bool launched_as_rank();
-// Reads and checks the variables; throws InputError naming the variable at fault.
-RankEnvironment rank_environment();
 
 struct RealRunOptions {
   double timeout_s = 60;  // any wait longer than this fails the run
@@ -100,15 +86,6 @@ struct RealTrainingRun {
 };
 RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEnvironment& env,
                                      const RealRunOptions& options);
-
-// The CUDA replay (backend/cuda, `run --backend cuda`): any scenario's Program on this
-// rank's GPU, compute sized to the cost model, real NCCL transfers of the real bytes,
-// timed with CUDA events and merged onto rank 0's clock. No losses: there is no model.
-RealRunResult replay_as_rank(const ResolvedScenario& setup, const Program& program,
-                             const RankEnvironment& env, const RealRunOptions& options);
-// "" when this machine can replay, else one line saying why (no GPU, or built without
-// CUDA) and that the LibTorch CPU backend runs instead.
-std::string cuda_replay_unavailable();
 
 // The Program with its FWDs' and BWDs' stash bytes replaced by the measured ones, so that
 // memory_curve gives the measured run's memory the way the simulators account it.

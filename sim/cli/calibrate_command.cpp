@@ -3,7 +3,7 @@
 // with that intra_node bandwidth and latency, so that the simulators predict this machine.
 // `--backend cuda` measures the GPUs instead (backend/cuda: NCCL send/recv between GPUs 0
 // and 1 for intra_node, pinned host->device copies for host_link), and falls back to Gloo
-// when no GPU is visible. Built into `pipetwin-torch` only.
+// when no GPU is visible. Built into `pipetwin-real` only.
 #include <google/protobuf/text_format.h>
 
 #include <iomanip>
@@ -14,8 +14,8 @@
 #if PIPETWIN_HAS_CUDA
 #include "backend/cuda/cuda_calibration.h"
 #endif
+#include "backend/common/local_launcher.h"
 #include "backend/torch/link_calibration.h"
-#include "backend/torch/local_launcher.h"
 #include "sim/cli/cli_app.h"
 #include "sim/errors.h"
 #include "sim/scenario/loaded_scenario.h"

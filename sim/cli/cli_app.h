@@ -17,8 +17,8 @@ void add_sweep_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 // `argv` is the whole command line: the local launcher runs it again as each rank.
-// The commands that need LibTorch (run, profile) are built into `pipetwin-torch`; in
-// `pipetwin` they hand the command line over to it (run_forwarding.cpp).
+// The commands that run on real devices (run, profile, calibrate) are built into
+// `pipetwin-real`; in `pipetwin` they hand the command line over to it (run_forwarding.cpp).
 void add_run_command(CLI::App& app, const std::vector<std::string>& argv);
 
 }  // namespace pipetwin

@@ -2,7 +2,7 @@
 // scenario's zoo model layer by layer with LibTorch and writes the scenario again with
 // explicit layers carrying the measured `cost_points`, so that the simulators predict
 // this machine. The layer placement is written out too, so that simulated and measured
-// runs cut the model the same way. Built into `pipetwin-torch` only.
+// runs cut the model the same way. Built into `pipetwin-real` only.
 #include <google/protobuf/text_format.h>
 
 #include <iostream>

@@ -1,14 +1,17 @@
 // `pipetwin run SCENARIO [--nproc N] [--timeline FILE] [--trace FILE.json] [--json]
 //                        [--set PATH=VALUE]... [--timeout S] [--reference]`
-// The same Program on real LibTorch ranks. Without RANK in the environment it spawns the
+// The same Program on real ranks: LibTorch (--backend torch) or the CUDA replay (--backend
+// cuda). Without RANK in the environment it spawns the
 // ranks itself on 127.0.0.1; under torchrun, srun or mpirun each process is one rank.
-// Built into `pipetwin-torch` only (see sim/CMakeLists.txt).
+// Built into `pipetwin-real` only (see sim/CMakeLists.txt).
+#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 
 #include "analysis/metrics.h"
-#include "backend/torch/local_launcher.h"
+#include "backend/common/local_launcher.h"
+#include "backend/common/replay_run.h"
 #include "backend/torch/real_run.h"
 #include "sim/cli/async_report.h"
 #include "sim/cli/cli_app.h"
@@ -58,43 +61,89 @@ nlohmann::json stash_comparison(const Program& program, const RealRunResult& run
   return list;
 }
 
-// --backend torch: the model ran, so its losses, weights and measured activations are
-// reported too; cuda: the replay has no model, and memory is as the Program accounts it.
-void report(const RunArgs& args, const ResolvedScenario& setup, const Program& program,
-            const RealRunResult& run) {
-  const bool model = args.backend == "torch";
+// The simulators' report of a measured run: the timeline of `times`, with memory as
+// `memory_program` accounts it, written where asked. `extra` adds a backend's own fields
+// to the JSON, `extra_text` its lines to the text report.
+void report_measured(const RunArgs& args, const ResolvedScenario& setup, const Program& program,
+                     const ExecutionTimes& times, const Program& memory_program,
+                     const std::function<void(nlohmann::json&)>& extra,
+                     const std::function<void(std::ostream&)>& extra_text) {
   SimulationResult result;
   result.setup = setup;
   result.program = program;
-  result.times = run.times;
-  // Activation memory as measured (the tensors each forward's layers produced); resident
-  // bytes and receive buffers as the Program accounts them, as in the simulators.
-  result.memory = memory_curve(model ? with_measured_stash(program, run) : program, run.times);
-  result.timeline = make_timeline(program, setup.cluster, run.times, result.memory, args.backend);
+  result.times = times;
+  result.memory = memory_curve(memory_program, times);
+  result.timeline = make_timeline(program, setup.cluster, times, result.memory, args.backend);
   const RunMetrics metrics =
       compute_metrics(result.timeline, setup.training.iterations, setup.training.global_batch);
   write_run_files(result.timeline, args.trace_path, args.timeline_path);
   if (args.json) {
     nlohmann::json j = report_json(result, metrics);
     j.update(pipeline_versions_json(result));
-    if (!model) {
-      std::cout << j.dump(2) << "\n";
-      return;
-    }
-    j["losses"] = run.losses;
-    j["layer_weight_sums"] = run.weights;
-    j["stash_bytes_per_sample"] = stash_comparison(program, run);
-    // Whether each forward ran with the weight version the Program plans.
-    j["forward_versions_as_planned"] =
-        run.forward_versions == weight_versions(program).forward_version;
+    extra(j);
     std::cout << j.dump(2) << "\n";
     return;
   }
   print_report(std::cout, result, metrics);
-  if (!model) return;
-  std::cout << "losses         ";
-  for (double loss : run.losses) std::cout << " " << loss;
-  std::cout << "\n";
+  extra_text(std::cout);
+}
+
+// --backend torch: the model ran, so its losses, weights and measured activations are
+// reported too; activation memory as measured (the tensors each forward's layers
+// produced), resident bytes and receive buffers as the Program accounts them.
+void report_model_run(const RunArgs& args, const ResolvedScenario& setup, const Program& program,
+                      const RealRunResult& run) {
+  report_measured(
+      args, setup, program, run.times, with_measured_stash(program, run),
+      [&](nlohmann::json& j) {
+        j["losses"] = run.losses;
+        j["layer_weight_sums"] = run.weights;
+        j["stash_bytes_per_sample"] = stash_comparison(program, run);
+        // Whether each forward ran with the weight version the Program plans.
+        j["forward_versions_as_planned"] =
+            run.forward_versions == weight_versions(program).forward_version;
+      },
+      [&](std::ostream& out) {
+        out << "losses         ";
+        for (double loss : run.losses) out << " " << loss;
+        out << "\n";
+      });
+}
+
+// --backend cuda: no model, so memory is as the Program accounts it; the GPUs' own
+// figures come beside it.
+void report_replay(const RunArgs& args, const ResolvedScenario& setup, const Program& program,
+                   const ReplayRunResult& run) {
+  report_measured(
+      args, setup, program, run.times, program,
+      [&](nlohmann::json& j) {
+        nlohmann::json ranks = nlohmann::json::array();
+        for (const RankGpuMemory& m : run.memory) {
+          ranks.push_back({{"stash_peak_bytes", m.stash_peak_bytes},
+                           {"peak_pool_bytes", m.peak_pool_bytes},
+                           {"device_used_bytes", m.device_used_bytes},
+                           {"device_total_bytes", m.device_total_bytes}});
+        }
+        j["gpu"] = {{"device", run.device_name},
+                    {"memory", ranks},
+                    {"host_enqueue_s", run.host_enqueue_s},
+                    {"spin_scale", run.spin_scale},
+                    {"shared_gpu_ranks", run.shared_gpu_ranks}};
+      },
+      [&](std::ostream& out) {
+        out << "gpu             " << run.device_name << "\n";
+        for (size_t r = 0; r < run.memory.size(); ++r) {
+          out << "  rank " << r << " stash peak " << format_bytes(run.memory[r].stash_peak_bytes)
+              << ", pool peak " << format_bytes(run.memory[r].peak_pool_bytes) << ", in use "
+              << format_bytes(run.memory[r].device_used_bytes) << " of "
+              << format_bytes(run.memory[r].device_total_bytes) << "\n";
+        }
+        if (!run.shared_gpu_ranks.empty()) {
+          out << "note: " << run.shared_gpu_ranks.size()
+              << " rank(s) shared a GPU with another: their kernels time-sliced and their "
+                 "transfers took NCCL's network path, so these times are not a cluster's\n";
+        }
+      });
 }
 
 // What each forward of the scenario's asynchronous Program runs with, for the reference.
@@ -217,14 +266,18 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
   }
   const RankEnvironment env = rank_environment();
   if (setup.freeze.enabled) return run_freezing(args, setup, env, options);
-  const RealRunResult run = replay ? replay_as_rank(setup, program, env, options)
-                                   : run_as_rank(setup, program, env, options);
+  if (replay) {
+    const ReplayRunResult run = replay_as_rank(setup, program, env);
+    if (env.rank == 0) report_replay(args, setup, program, run);
+    return;
+  }
+  const RealRunResult run = run_as_rank(setup, program, env, options);
   if (env.rank != 0) return;
   if (!args.freeze_log.empty()) {
     write_freeze_log(args.freeze_log, static_cast<int32_t>(setup.model.layers.size()),
                      options.gradient_interval, run.gradient_norms);
   }
-  report(args, setup, program, run);
+  report_model_run(args, setup, program, run);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// `pipetwin run ...` in the binary without LibTorch: hands the whole command line over
-// to `pipetwin-torch` next to this executable, which has the real backend. Keeping torch
-// out of `pipetwin` keeps every other command starting in milliseconds.
+// `pipetwin run ...` in the binary without the real backends: hands the whole command
+// line over to `pipetwin-real` next to this executable, which has them (LibTorch, the CUDA
+// replay). Keeping torch out of `pipetwin` keeps every other command starting in
+// milliseconds.
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,16 +18,16 @@ namespace {
 void add_forwarded(CLI::App& app, const std::string& name, const std::string& description,
                    const std::vector<std::string>& argv) {
   CLI::App* cmd = app.add_subcommand(name, description);
-  cmd->prefix_command();  // every argument belongs to pipetwin-torch
+  cmd->prefix_command();  // every argument belongs to pipetwin-real
   cmd->set_help_flag();   // --help too
   cmd->callback([argv] {
     std::error_code error;
     const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-    const std::filesystem::path torch_binary = self.parent_path() / "pipetwin-torch";
+    const std::filesystem::path torch_binary = self.parent_path() / "pipetwin-real";
     if (error || !std::filesystem::exists(torch_binary)) {
       throw RuntimeFailure(
-          "this pipetwin was built without LibTorch, so it cannot run on real devices: "
-          "install libtorch-dev (make deps) and rebuild to get " +
+          "this pipetwin was built without LibTorch and without CUDA, so it cannot run on real "
+          "devices: install libtorch-dev (make deps) and rebuild to get " +
           torch_binary.string());
     }
     std::vector<std::string> args = argv;

@@ -1,8 +1,9 @@
 // The launcher's environment, read once per rank.
+#include "backend/common/rank_environment.h"
+
 #include <cstdlib>
 #include <string>
 
-#include "backend/torch/real_run.h"
 #include "sim/errors.h"
 
 namespace pipetwin {

@@ -1,4 +1,4 @@
-#include "backend/torch/local_launcher.h"
+#include "backend/common/local_launcher.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

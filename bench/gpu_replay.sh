@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The README's GPU figures: `pipetwin run --backend cuda` on the scenarios below, each with
+# its JSON report, Perfetto trace and measured timeline in OUT_DIR, and the CUDA probe's
+# calibration. Compare each with its simulation afterwards (bench/gpu_compare.sh, which
+# needs `pipetwin` with SimGrid; this script needs only pipetwin-real and the GPUs).
+#   bench/gpu_replay.sh [OUT_DIR]          (PIPETWIN_REAL, PIPETWIN_PROBE: other binaries;
+#                                           ONLY="name ...": those replays alone)
+# On a machine with fewer GPUs than a scenario has stages, the ranks share GPUs (see
+# docs/backend.md): the run exercises the schedule, its timings are not a cluster's.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+real=${PIPETWIN_REAL:-$here/build/pipetwin-real}
+probe=${PIPETWIN_PROBE:-$here/build/pipetwin-cuda-probe}
+out=${1:-gpu-replay}
+mkdir -p "$out"
+
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv > "$out/gpu.csv" 2>&1
+"$probe" > "$out/probe.json" 2> "$out/probe.err"
+echo "probe rc=$?"
+
+# name, scenario, overrides...: one replay.
+replay() {
+  local name=$1 scenario=$2
+  shift 2
+  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
+  local args=()
+  for o in "$@"; do args+=(--set "$o"); done
+  echo "== $name"
+  local start=$SECONDS
+  local limit=${REPLAY_TIMEOUT:-100}
+  timeout $((limit + 10)) "$real" run "$scenario" --backend cuda --timeout "$limit" "${args[@]}" --json \
+    --trace "$out/$name.trace.json" --timeline "$out/$name.measured.pb" \
+    > "$out/$name.json" 2> "$out/$name.err"
+  echo "rc=$? in $((SECONDS - start)) s"
+  tail -c 600 "$out/$name.err"
+  printf '%s\n' "$@" > "$out/$name.overrides"
+  echo "$scenario" > "$out/$name.scenario"
+}
+
+# One GPU, the whole model on it: compute and memory alone (GEMMs sized to the FLOPs).
+replay quickstart-1gpu builtin:quickstart cluster.preset=dgx-h100 cluster.gpus_per_node=1 schedule.stages=1
+# Measured layer times (a PipeDream profile): timed kernels instead of GEMMs.
+replay vgg16-profile-1gpu scenarios/vgg16-pipedream-4gpu.textproto cluster.gpus_per_node=1 schedule.stages=1
+# The pipelines themselves, one rank per stage.
+replay quickstart builtin:quickstart cluster.preset=dgx-h100
+replay umpipe-plan "${UMPIPE_PLAN:-$here/scenarios/umpipe-gpt1-14.textproto}" cluster.preset=dgx-h100
+replay offload-2stage scenarios/offload-gpt-a100.textproto cluster.preset=dgx-h100 cluster.gpus_per_node=2 \
+  schedule.stages=2 model.zoo.layers=4 training.microbatches=8 'schedule.offload=prefetch_horizon: 2'
+# Activation offload on one GPU (GPipe keeps every stash until the backwards): the copies
+# cross the real PCIe link, against the preset's host link.
+replay offload-1gpu scenarios/offload-gpt-a100.textproto cluster.preset=dgx-h100 cluster.gpus_per_node=1 \
+  schedule.stages=1 model.zoo.layers=2 training.microbatches=8 schedule.kind=GPIPE \
+  'schedule.offload=policy: ALL prefetch_horizon: 2'
+# The same without offload: what the copies cost the compute.
+replay gpipe-1gpu scenarios/offload-gpt-a100.textproto cluster.preset=dgx-h100 cluster.gpus_per_node=1 \
+  schedule.stages=1 model.zoo.layers=2 training.microbatches=8 schedule.kind=GPIPE
+# Data parallelism: two pipelines of two stages, each stage's gradients all-reduced.
+replay quickstart-dp2 builtin:quickstart cluster.preset=dgx-h100 schedule.stages=2 training.data_parallel=2
