@@ -56,3 +56,11 @@ replay gpipe-1gpu scenarios/offload-gpt-a100.textproto cluster.preset=dgx-h100 c
   schedule.stages=1 model.zoo.layers=2 training.microbatches=8 schedule.kind=GPIPE
 # Data parallelism: two pipelines of two stages, each stage's gradients all-reduced.
 replay quickstart-dp2 builtin:quickstart cluster.preset=dgx-h100 schedule.stages=2 training.data_parallel=2
+# FreezePipe: the phases simulate plans (synthetic gradients), each replayed for 2
+# iterations, and the migrations between them. On one GPU: freezing alone.
+replay freeze-1gpu builtin:freezepipe-gpt-8gpu cluster.preset=dgx-h100 cluster.gpus_per_node=1 \
+  schedule.stages=1 training.global_batch=8 training.microbatches=8 schedule.kind=ONE_F_ONE_B \
+  training.iterations=200
+replay freeze-2stage builtin:freezepipe-gpt-8gpu cluster.preset=dgx-h100 cluster.gpus_per_node=2 \
+  schedule.stages=2 training.global_batch=8 training.microbatches=8 schedule.kind=ONE_F_ONE_B \
+  training.iterations=200

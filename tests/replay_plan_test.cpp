@@ -14,6 +14,7 @@
 #include "backend/common/measured_times.h"
 #include "cli_runner.h"
 #include "random_setup.h"
+#include "sim/exec/analytic_executor.h"
 #include "sim/schedule/build_program.h"
 #include "uniform_setup.h"
 
@@ -159,16 +160,75 @@ TEST(MeasuredTimes, TransfersGetTheRendezvousOfTheirTwoEnds) {
   EXPECT_EQ(t.end_s[recv], 2.0);
 }
 
-// Without a GPU, one line that says so and points at the CPU backend; exit 1.
+// Given the simulated start of each op, the host enqueues in that order (frees of the
+// copy lane before later forwards' allocations), as far as the events allow: with the
+// analytic executor's times, which respect every dependency, exactly in time order.
+TEST(ReplayPlan, EnqueueOrderFollowsTheExpectedStarts) {
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 30; ++trial) {
+    ResolvedScenario setup = testing::random_setup(rng, proto::GPIPE);
+    setup.cluster.has_host_link = true;
+    setup.cluster.host_link = {16e9, 1e-6};
+    setup.cluster.host_memory_bytes = 1e18;
+    setup.schedule.offload.enabled = true;
+    for (int s = 0; s < setup.schedule.stages; ++s) setup.schedule.offload.stages.push_back(s);
+    const Program p = build_program(setup);
+    const ExecutionTimes times = run_analytic(p, setup.cluster);
+    for (int32_t rank = 0; rank < p.num_devices; ++rank) {
+      ReplayPlan plan = make_replay_plan(p, rank, {1e15, false});
+      for (ReplayOp& op : plan.ops) op.expected_start_s = times.start_s[op.instruction];
+      double last = -1;
+      bool copy_seen = false, interleaved = false;  // a copy enqueued before some compute op
+      for (size_t k : host_enqueue_order(plan)) {
+        EXPECT_GE(plan.ops[k].expected_start_s, last) << p.describe(plan.ops[k].instruction);
+        last = plan.ops[k].expected_start_s;
+        if (plan.ops[k].lane == static_cast<int>(Lane::kCopy)) copy_seen = true;
+        if (plan.ops[k].lane == static_cast<int>(Lane::kCompute) && copy_seen) interleaved = true;
+      }
+      const bool copies = std::any_of(plan.ops.begin(), plan.ops.end(), [](const ReplayOp& op) {
+        return op.kind == ReplayKind::kToHost;
+      });
+      if (copies) EXPECT_TRUE(interleaved) << "rank " << rank;
+    }
+  }
+}
+
+// Without a GPU, one line that says so and points at the CPU backend; exit 1. A
+// FreezePipe scenario gets as far (its phases are replayed where there is a GPU).
 TEST(ReplayCli, WithoutAGpuSaysSoAndSuggestsTheTorchBackend) {
-#ifndef PIPETWIN_HAS_TORCH
-  GTEST_SKIP() << "run is built with LibTorch";
+#if !defined(PIPETWIN_HAS_TORCH) && !defined(PIPETWIN_HAS_CUDA)
+  GTEST_SKIP() << "run is built with LibTorch or CUDA";
 #endif
-  const testing::CliResult r = testing::run_pipetwin("run builtin:quickstart --backend cuda");
-  if (r.exit_code == 0) GTEST_SKIP() << "a GPU is visible: the replay ran";
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("--backend torch"));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  for (const char* scenario : {"builtin:quickstart", "builtin:freezepipe-gpt-8gpu"}) {
+    const testing::CliResult r =
+        testing::run_pipetwin(std::string("run ") + scenario + " --backend cuda");
+    if (r.exit_code == 0) GTEST_SKIP() << "a GPU is visible: the replay ran";
+    EXPECT_EQ(r.exit_code, 1) << scenario << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--backend torch"));
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+// Freezing on measured gradients needs a model: the replay names the freeze block.
+TEST(ReplayCli, FreezingWithoutASourceNamesTheFreezeBlock) {
+#if !defined(PIPETWIN_HAS_TORCH) && !defined(PIPETWIN_HAS_CUDA)
+  GTEST_SKIP() << "run is built with LibTorch or CUDA";
+#endif
+  const testing::TempDir dir;
+  const std::string path =
+      dir.write("rule.textproto",
+                "name: \"rule\"\n"
+                "cluster { preset: \"dgx-h100\" gpus_per_node: 2 }\n"
+                "model { zoo { name: \"gpt\" layers: 8 hidden: 1024 "
+                "seq_len: 512 heads: 16 vocab: 50257 } }\n"
+                "training { global_batch: 16 microbatches: 4 iterations: 20 }\n"
+                "schedule { kind: ONE_F_ONE_B stages: 2 }\n"
+                "freeze { interval_iterations: 5 }\n")
+          .string();
+  const testing::CliResult r = testing::run_pipetwin("run " + path + " --backend cuda");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(path + ":6"));
+  EXPECT_THAT(r.err, HasSubstr("no model whose gradients"));
 }
 
 }  // namespace

@@ -31,6 +31,10 @@ struct ReplayOp {
   // Instructions of this rank on other lanes whose end event this op waits for (the same
   // lane's order is the stream's own).
   std::vector<int32_t> wait_for;
+  // When the simulation starts it (0 when unknown): the host enqueues ops in this order,
+  // so that a copy's free is enqueued before the later forwards' allocations, as a
+  // framework's host thread would issue them.
+  double expected_start_s = 0;
 };
 
 struct ReplaySizing {
@@ -56,8 +60,9 @@ struct ReplayPlan {
 
 // The order in which the host enqueues the plan's ops: each lane in its own order, an op
 // only after every op it waits for (a CUDA stream waits for an event's latest record, so
-// the record must come first). Indices into plan.ops. Throws std::runtime_error if the
-// lanes wait for each other in a circle.
+// the record must come first), and of the ops ready, the one expected to start first.
+// Indices into plan.ops. Throws std::runtime_error if the lanes wait for each other in a
+// circle.
 std::vector<size_t> host_enqueue_order(const ReplayPlan& plan);
 
 }  // namespace pipetwin

@@ -11,8 +11,10 @@
 
 #include "backend/common/rank_environment.h"
 #include "sim/exec/execution_times.h"
+#include "sim/freeze/training_run.h"
 #include "sim/program/program.h"
 #include "sim/scenario/resolved_scenario.h"
+#include "traces/timeline.h"
 
 namespace pipetwin {
 
@@ -29,6 +31,7 @@ struct ReplayRunResult {
   std::string device_name;            // rank 0's GPU
   double host_enqueue_s = 0;          // rank 0: host seconds spent enqueuing its ops
   double spin_scale = 1;              // rank 0: timed kernels' calibration (requested/measured)
+  int64_t allocation_stalls = 0;      // rank 0: stash allocations that waited for the GPU
   // Ranks that had to share a GPU with a lower rank (more ranks on a node than GPUs):
   // their NCCL traffic goes through its network transport and their kernels time-slice
   // with the other's, so the timings are not a cluster's. Empty on a proper cluster.
@@ -39,6 +42,25 @@ struct ReplayRunResult {
 // CUDA or NCCL call that failed.
 ReplayRunResult replay_as_rank(const ResolvedScenario& setup, const Program& program,
                                const RankEnvironment& env);
+
+// FreezePipe replayed (a scenario with a freeze block): the phases, plans and migrations
+// that simulate_training plans, on the GPUs. The freeze events come from the scenario's
+// fixed schedule, log or synthetic gradients (the replay has no model whose gradients
+// could be measured). Each phase's Program runs for `iterations_per_phase` iterations (at
+// most the phase's), each migration as the MIGRATE transfers of the bytes the model
+// counts; a phase's measured mean iteration stands for all its iterations, as in
+// simulate_training. All on one session: one NCCL world, split per Program.
+struct ReplayTrainingRun {
+  std::vector<TrainingPhase> phases;  // iteration_time_s: measured
+  std::vector<Migration> migrations;  // seconds: measured
+  double training_time_s = 0;         // phases' iterations plus migrations, as measured
+  Timeline timeline;                  // the replayed Programs back to back, with instants
+  std::vector<RankGpuMemory> memory;  // per rank, the most of any Program
+  std::string device_name;
+  std::vector<int> shared_gpu_ranks;
+};
+ReplayTrainingRun replay_freezing_as_rank(const ResolvedScenario& setup, const RankEnvironment& env,
+                                          int32_t iterations_per_phase);
 
 // "" when this machine can replay, else one line saying why (no GPU, or built without
 // CUDA) and that the LibTorch CPU backend runs instead.

@@ -31,18 +31,12 @@ void check(cublasStatus_t status, const char* call) {
   }
 }
 
-// Every transfer pair and all-reduce group gets its own communicator: each is then driven
-// by one stream per member, in the same order on every member, as NCCL needs.
+// Every transfer pair and all-reduce group gets its own communicator, split from the
+// session's world communicator: each is then driven by one stream per member, in the
+// same order on every member, as NCCL needs.
 class Communicators {
  public:
-  Communicators(const ReplayPlan& plan, int world_size, const std::string& id) {
-    ncclUniqueId unique;
-    if (id.size() != sizeof(unique.internal)) {
-      throw std::runtime_error("the NCCL unique id has " + std::to_string(id.size()) +
-                               " bytes, not " + std::to_string(sizeof(unique.internal)));
-    }
-    std::memcpy(unique.internal, id.data(), id.size());
-    PIPETWIN_CHECK(ncclCommInitRank(&world_, world_size, unique, plan.rank));
+  Communicators(const ReplayPlan& plan, ncclComm_t world) : world_(world) {
     for (const auto& [from, to] : plan.transfer_pairs) {
       const bool member = plan.rank == from || plan.rank == to;
       pairs_[{from, to}] = split(member);
@@ -59,7 +53,6 @@ class Communicators {
       if (comm) ncclCommDestroy(comm);
     for (auto& [key, comm] : groups_)
       if (comm) ncclCommDestroy(comm);
-    if (world_) ncclCommDestroy(world_);
   }
 
   ncclComm_t world() const { return world_; }
@@ -74,7 +67,7 @@ class Communicators {
     return comm;
   }
 
-  ncclComm_t world_ = nullptr;
+  ncclComm_t world_;
   std::map<std::pair<int32_t, int32_t>, ncclComm_t> pairs_;
   std::map<std::vector<int32_t>, ncclComm_t> groups_;
 };
@@ -92,18 +85,33 @@ __global__ void bf16_noise(uint16_t* values, int64_t count) {
 // A peer's rank inside a two-rank communicator (split keeps the world order).
 int pair_rank(int self, int peer) { return peer > self ? 1 : 0; }
 
+}  // namespace
+
+// What a rank keeps across the Programs it replays: its GPU, one stream per lane, the
+// cuBLAS handle and the world communicator.
+struct ReplaySession::State {
+  int device = 0, world_size = 1, rank = 0;
+  Cleanup cleanup;
+  cudaStream_t streams[kReplayLanes] = {};
+  ncclComm_t world = nullptr;
+  cublasHandle_t blas = nullptr;
+};
+
+namespace {
+
+// One Program on the session's GPU: its communicators, buffers and events live as long
+// as the replay.
 class Replay {
  public:
-  Replay(const ReplayPlan& plan, int world_size, const std::string& id, int device)
+  Replay(const ReplayPlan& plan, const ReplaySession::State& session)
       : plan_(plan),
-        device_(device),
+        device_(session.device),
+        streams_(session.streams),
+        blas_(session.blas),
         ledger_(stash_ledger(plan)),
         blocks_(ledger_.blocks, nullptr) {
-    PIPETWIN_CHECK(cudaSetDevice(device));
-    for (int lane = 0; lane < kReplayLanes; ++lane) streams_[lane] = new_stream(device, cleanup_);
-    comms_ = std::make_unique<Communicators>(plan, world_size, id);
-    PIPETWIN_CHECK(cublasCreate(&blas_));
-    cleanup_.add([this] { cublasDestroy(blas_); });
+    PIPETWIN_CHECK(cudaSetDevice(device_));
+    comms_ = std::make_unique<Communicators>(plan, session.world);
     allocate_scratch();
   }
 
@@ -127,6 +135,7 @@ class Replay {
     enqueue_all(result.spin_scale);
     result.host_enqueue_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - enqueue_start).count();
+    result.allocation_stalls = allocation_stalls_;
     PIPETWIN_CHECK(cudaDeviceSynchronize());
     std::vector<double> times(2 * static_cast<size_t>(plan_.program_size), 0.0);
     for (const ReplayOp& op : plan_.ops) {
@@ -288,6 +297,11 @@ class Replay {
     PIPETWIN_CHECK(cudaDeviceGetDefaultMemPool(&pool, device_));
     uint64_t keep = UINT64_MAX;
     PIPETWIN_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    // Reusing a block freed on another stream must not make the allocating stream wait
+    // for that stream: such a wait is not in the Program. Blocks whose free has already
+    // run are reused (opportunistic reuse stays on).
+    int no = 0;
+    PIPETWIN_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &no));
     if (const int64_t peak = plan_.stash_reserve_bytes; peak > 0) {
       void* block = nullptr;
       PIPETWIN_CHECK(cudaMallocAsync(&block, static_cast<size_t>(peak), stream));
@@ -315,13 +329,31 @@ class Replay {
       enqueue(plan_.ops[k], ledger_.actions[k], spin_scale);
   }
 
+  // A stash block from the stream-ordered pool. The host runs ahead of the GPU, so the
+  // frees it has enqueued may not have run yet: when the pool is exhausted, wait for the
+  // device and try once more, as PyTorch's caching allocator does (each wait is counted:
+  // the GPU idles meanwhile).
+  void allocate(const StashBlock& block, cudaStream_t stream, const ReplayOp& op) {
+    const size_t bytes = static_cast<size_t>(block.bytes);
+    cudaError_t status = cudaMallocAsync(&blocks_[block.id], bytes, stream);
+    if (status == cudaErrorMemoryAllocation) {
+      cudaGetLastError();  // clear it
+      ++allocation_stalls_;
+      PIPETWIN_CHECK(cudaDeviceSynchronize());
+      status = cudaMallocAsync(&blocks_[block.id], bytes, stream);
+    }
+    if (status != cudaSuccess) {
+      throw std::runtime_error(
+          "instruction " + std::to_string(op.instruction) + ": its " + std::to_string(block.bytes) +
+          "-byte stash: cudaMallocAsync failed: " + cudaGetErrorString(status));
+    }
+  }
+
   void enqueue(const ReplayOp& op, const StashActions& stash, double spin_scale) {
     cudaStream_t stream = streams_[op.lane];
     for (int32_t d : op.wait_for) PIPETWIN_CHECK(cudaStreamWaitEvent(stream, end_.at(d), 0));
     PIPETWIN_CHECK(cudaEventRecord(start_.at(op.instruction), stream));
-    for (const StashBlock& block : stash.allocate) {
-      PIPETWIN_CHECK(cudaMallocAsync(&blocks_[block.id], static_cast<size_t>(block.bytes), stream));
-    }
+    for (const StashBlock& block : stash.allocate) allocate(block, stream, op);
     const int64_t bytes = std::max<int64_t>(op.bytes, 1);  // a token still rendezvouses
     switch (op.kind) {
       case ReplayKind::kGemm: {
@@ -365,16 +397,17 @@ class Replay {
 
   const ReplayPlan& plan_;
   int device_;
+  const cudaStream_t* streams_;  // the session's, one per lane
+  cublasHandle_t blas_;
   Cleanup cleanup_;
-  cudaStream_t streams_[kReplayLanes] = {};
   std::unique_ptr<Communicators> comms_;
-  cublasHandle_t blas_ = nullptr;
   void *a_ = nullptr, *b_ = nullptr, *c_ = nullptr;
   void *send_ = nullptr, *recv_ = nullptr, *scratch_ = nullptr;
   void *copy_device_ = nullptr, *copy_host_ = nullptr;
   std::map<int32_t, cudaEvent_t> start_, end_;
   StashLedger ledger_;
   std::vector<void*> blocks_;  // by StashBlock id
+  int64_t allocation_stalls_ = 0;
 };
 
 }  // namespace
@@ -394,10 +427,37 @@ int cuda_device_count() {
   return count;
 }
 
-ReplayResult run_replay(const ReplayPlan& plan, int world_size, const std::string& nccl_id,
-                        int device, bool shared_gpu) {
-  Replay replay(plan, world_size, nccl_id, device);
-  return replay.run(world_size, shared_gpu);
+ReplaySession::ReplaySession(int world_size, int rank, const std::string& nccl_id, int device)
+    : state_(std::make_unique<State>()) {
+  State& st = *state_;
+  st.device = device;
+  st.world_size = world_size;
+  st.rank = rank;
+  PIPETWIN_CHECK(cudaSetDevice(device));
+  for (int lane = 0; lane < kReplayLanes; ++lane) st.streams[lane] = new_stream(device, st.cleanup);
+  PIPETWIN_CHECK(cublasCreate(&st.blas));
+  cublasHandle_t blas = st.blas;
+  st.cleanup.add([blas] { cublasDestroy(blas); });
+  ncclUniqueId unique;
+  if (nccl_id.size() != sizeof(unique.internal)) {
+    throw std::runtime_error("the NCCL unique id has " + std::to_string(nccl_id.size()) +
+                             " bytes, not " + std::to_string(sizeof(unique.internal)));
+  }
+  std::memcpy(unique.internal, nccl_id.data(), nccl_id.size());
+  PIPETWIN_CHECK(ncclCommInitRank(&st.world, world_size, unique, rank));
+  ncclComm_t world = st.world;
+  st.cleanup.add([world] { ncclCommDestroy(world); });
+}
+
+ReplaySession::~ReplaySession() = default;
+
+ReplayResult ReplaySession::run(const ReplayPlan& plan, bool shared_gpu) {
+  if (plan.rank != state_->rank) {
+    throw std::runtime_error("a plan for rank " + std::to_string(plan.rank) + " given to rank " +
+                             std::to_string(state_->rank));
+  }
+  Replay replay(plan, *state_);
+  return replay.run(state_->world_size, shared_gpu);
 }
 
 }  // namespace pipetwin

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,13 +37,31 @@ struct ReplayResult {
   // Host seconds spent enqueuing every op: near the run's length, the host (not the GPU)
   // set the pace.
   double host_enqueue_s = 0;
+  // Stash allocations that found the pool exhausted and waited for the device.
+  int64_t allocation_stalls = 0;
   double spin_scale = 1;  // timed kernels: requested / measured, from this rank's calibration
 };
 
-// Runs `plan` on `device` as rank `plan.rank` of `world_size` ranks sharing `nccl_id`;
-// `shared_gpu`: this rank shares its GPU with another (reported back per rank).
-// Throws std::runtime_error naming the CUDA/NCCL/cuBLAS call that failed.
-ReplayResult run_replay(const ReplayPlan& plan, int world_size, const std::string& nccl_id,
-                        int device, bool shared_gpu);
+// One rank's replays on its GPU: the world communicator (of `world_size` ranks sharing
+// `nccl_id`), the lanes' streams and the cuBLAS handle are made once and serve every
+// Program the rank runs (a FreezePipe run's phases and migrations). Every rank runs the
+// same Programs in the same order. Throws std::runtime_error naming the CUDA, NCCL or
+// cuBLAS call that failed.
+class ReplaySession {
+ public:
+  ReplaySession(int world_size, int rank, const std::string& nccl_id, int device);
+  ~ReplaySession();
+  ReplaySession(const ReplaySession&) = delete;
+  ReplaySession& operator=(const ReplaySession&) = delete;
+
+  // Replays `plan` (this rank's); `shared_gpu`: this rank shares its GPU with another
+  // (reported back per rank).
+  ReplayResult run(const ReplayPlan& plan, bool shared_gpu);
+
+  struct State;  // CUDA types, kept out of this header
+
+ private:
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace pipetwin

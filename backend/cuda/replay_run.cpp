@@ -3,8 +3,8 @@
 // with the CUDA toolkit and NCCL needs nothing else.
 #include "backend/common/replay_run.h"
 
+#include <algorithm>
 #include <cstdlib>
-#include <iostream>
 
 #include "backend/common/measured_times.h"
 #include "backend/common/replay_plan.h"
@@ -13,6 +13,9 @@
 #include "backend/cuda/replay_executor.h"
 #include "sim/errors.h"
 #include "sim/exec/analytic_executor.h"
+#include "sim/exec/make_timeline.h"
+#include "sim/exec/memory_curve.h"
+#include "sim/schedule/build_program.h"
 
 namespace pipetwin {
 namespace {
@@ -24,6 +27,21 @@ ReplaySizing sizing_of(const ResolvedScenario& setup, int32_t rank) {
   // become timed kernels.
   sizing.flop_counted = setup.zoo.has_value();
   return sizing;
+}
+
+// What the simulation expects of the plan: when each op starts (the host's enqueue order)
+// and the most stash bytes held at once (what the memory pool is grown to beforehand), at
+// the analytic executor's times.
+void expect_simulated_times(ReplayPlan& plan, const Program& program,
+                            const ResolvedScenario& setup) {
+  const ExecutionTimes times = run_analytic(program, setup.cluster);
+  std::vector<double> start, end;
+  for (ReplayOp& op : plan.ops) {
+    op.expected_start_s = times.start_s[op.instruction];
+    start.push_back(times.start_s[op.instruction]);
+    end.push_back(times.end_s[op.instruction]);
+  }
+  plan.stash_reserve_bytes = stash_peak(stash_ledger(plan), start, end);
 }
 
 // NCCL's own rendezvous: every rank derives the same unique id from NCCL_COMM_ID and rank
@@ -50,16 +68,75 @@ bool share_gpu_if_needed(const RankEnvironment& env, int devices) {
   return true;
 }
 
-// The stash this rank holds at most when its ops run at the analytic executor's times.
-int64_t predicted_stash_peak(const ReplayPlan& plan, const Program& program,
-                             const ResolvedScenario& setup) {
-  const ExecutionTimes times = run_analytic(program, setup.cluster);
-  std::vector<double> start, end;
-  for (const ReplayOp& op : plan.ops) {
-    start.push_back(times.start_s[op.instruction]);
-    end.push_back(times.end_s[op.instruction]);
+std::string rank_failure(const RankEnvironment& env, const std::exception& e) {
+  return "rank " + std::to_string(env.rank) + ": " + e.what();
+}
+
+// This rank's GPU and the job's NCCL world, for every Program the rank replays.
+class RankReplay {
+ public:
+  RankReplay(const RankEnvironment& env, int32_t needed_ranks) : env_(env) {
+    if (env.world_size != needed_ranks) {
+      throw InputError("WORLD_SIZE=" + std::to_string(env.world_size) + " but the schedule needs " +
+                       std::to_string(needed_ranks) + " ranks (one per GPU)");
+    }
+    const int devices = cuda_device_count();
+    if (devices < 1)
+      throw RuntimeFailure("rank " + std::to_string(env.rank) + ": " + cuda_unavailable());
+    shared_ = share_gpu_if_needed(env, devices);
+    set_nccl_rendezvous(env);
+    try {
+      session_ = std::make_unique<ReplaySession>(env.world_size, env.rank, new_nccl_unique_id(),
+                                                 env.local_rank % devices);
+    } catch (const std::exception& e) {
+      throw RuntimeFailure(rank_failure(env, e));
+    }
   }
-  return stash_peak(stash_ledger(plan), start, end);
+
+  // Every rank's times of `program` (time 0: its common start) and GPU figures.
+  ReplayRunResult run(const ResolvedScenario& setup, const Program& program) {
+    ReplayPlan plan = make_replay_plan(program, env_.rank, sizing_of(setup, env_.rank));
+    expect_simulated_times(plan, program, setup);
+    ReplayResult replay;
+    try {
+      replay = session_->run(plan, shared_);
+    } catch (const std::exception& e) {
+      throw RuntimeFailure(rank_failure(env_, e));
+    }
+    ReplayRunResult result;
+    result.times.start_s = std::move(replay.start_s);
+    result.times.end_s = std::move(replay.end_s);
+    pair_transfer_times(program, result.times);
+    for (int r = 0; r < env_.world_size; ++r) {
+      result.memory.push_back({replay.stash_peak_bytes[r], replay.peak_pool_bytes[r],
+                               replay.device_used_bytes[r], replay.device_total_bytes[r]});
+      if (replay.shared_gpu[r]) result.shared_gpu_ranks.push_back(r);
+    }
+    result.device_name = replay.device_name;
+    result.host_enqueue_s = replay.host_enqueue_s;
+    result.spin_scale = replay.spin_scale;
+    result.allocation_stalls = replay.allocation_stalls;
+    return result;
+  }
+
+ private:
+  RankEnvironment env_;
+  bool shared_ = false;
+  std::unique_ptr<ReplaySession> session_;
+};
+
+double makespan(const ExecutionTimes& times) {
+  return times.end_s.empty() ? 0 : *std::max_element(times.end_s.begin(), times.end_s.end());
+}
+
+void keep_largest(std::vector<RankGpuMemory>& into, const std::vector<RankGpuMemory>& run) {
+  if (into.empty()) into.resize(run.size());
+  for (size_t r = 0; r < run.size(); ++r) {
+    into[r].stash_peak_bytes = std::max(into[r].stash_peak_bytes, run[r].stash_peak_bytes);
+    into[r].peak_pool_bytes = std::max(into[r].peak_pool_bytes, run[r].peak_pool_bytes);
+    into[r].device_used_bytes = std::max(into[r].device_used_bytes, run[r].device_used_bytes);
+    into[r].device_total_bytes = run[r].device_total_bytes;
+  }
 }
 
 }  // namespace
@@ -72,39 +149,64 @@ std::string cuda_replay_unavailable() {
 
 ReplayRunResult replay_as_rank(const ResolvedScenario& setup, const Program& program,
                                const RankEnvironment& env) {
-  if (env.world_size != program.num_devices) {
-    throw InputError("WORLD_SIZE=" + std::to_string(env.world_size) + " but the schedule needs " +
-                     std::to_string(program.num_devices) + " ranks (one per GPU)");
+  RankReplay rank(env, program.num_devices);
+  return rank.run(setup, program);
+}
+
+ReplayTrainingRun replay_freezing_as_rank(const ResolvedScenario& setup, const RankEnvironment& env,
+                                          int32_t iterations_per_phase) {
+  // Every rank plans alike: the analytic engine is deterministic.
+  const TrainingRun planned = simulate_training(setup, SimulationOptions{});
+  const PhasePlan& first = planned.phases.front().plan;
+  RankReplay rank(env, first.stages * first.data_parallel);
+  ReplayTrainingRun run;
+  double clock = 0;  // the Programs back to back on one timeline
+  uint64_t parts = 0;
+  auto record = [&](const ReplayRunResult& result, const Program& program,
+                    const ResolvedScenario& part, int32_t iteration) {
+    append_timeline(run.timeline,
+                    make_timeline(program, part.cluster, result.times,
+                                  memory_curve(program, result.times), "cuda"),
+                    clock, iteration, parts++);
+    clock += makespan(result.times);
+    keep_largest(run.memory, result.memory);
+    run.device_name = result.device_name;
+    run.shared_gpu_ranks = result.shared_gpu_ranks;
+  };
+  for (size_t k = 0; k < planned.phases.size(); ++k) {
+    if (k > 0) {
+      // The repartition before phase k: its MIGRATE transfers, then the instants.
+      const PhasePlan& from = planned.phases[k - 1].plan;
+      const PhasePlan& to = planned.phases[k].plan;
+      Migration moved = planned.migrations[k - 1];
+      const Program migration = migration_program(setup, from, to);
+      moved.seconds = 0;
+      if (migration.size() > 0) {
+        const ReplayRunResult result = rank.run(setup, migration);
+        moved.seconds = makespan(result.times);
+        record(result, migration, setup, moved.iteration);
+      }
+      run.migrations.push_back(moved);
+      run.timeline.instants.push_back(
+          {0, "freeze " + std::to_string(to.frozen_layers) + " layers", clock});
+      run.timeline.instants.push_back({0,
+                                       "repartition " + std::to_string(to.stages) + " stages x " +
+                                           std::to_string(to.data_parallel) + " replicas",
+                                       clock});
+    }
+    TrainingPhase phase = planned.phases[k];
+    ResolvedScenario part = phase_setup(setup, phase.plan);
+    const int32_t replayed = std::max(1, std::min(iterations_per_phase, phase.iterations));
+    part.training.iterations = replayed;
+    const Program program = build_program(part);
+    const ReplayRunResult result = rank.run(part, program);
+    phase.iteration_time_s = makespan(result.times) / replayed;
+    record(result, program, part, phase.first_iteration);
+    run.training_time_s += phase.iteration_time_s * phase.iterations;
+    run.phases.push_back(phase);
   }
-  const int devices = cuda_device_count();
-  if (devices < 1)
-    throw RuntimeFailure("rank " + std::to_string(env.rank) + ": " + cuda_unavailable());
-  const bool shared = share_gpu_if_needed(env, devices);
-  set_nccl_rendezvous(env);
-  ReplayPlan plan = make_replay_plan(program, env.rank, sizing_of(setup, env.rank));
-  plan.stash_reserve_bytes = predicted_stash_peak(plan, program, setup);
-  ReplayResult replay;
-  try {
-    replay =
-        run_replay(plan, env.world_size, new_nccl_unique_id(), env.local_rank % devices, shared);
-  } catch (const std::exception& e) {
-    throw RuntimeFailure("rank " + std::to_string(env.rank) + ": " + e.what());
-  }
-  ReplayRunResult result;
-  result.times.start_s = std::move(replay.start_s);
-  result.times.end_s = std::move(replay.end_s);
-  pair_transfer_times(program, result.times);
-  for (int r = 0; r < env.world_size; ++r) {
-    result.memory.push_back({replay.stash_peak_bytes[r], replay.peak_pool_bytes[r],
-                             replay.device_used_bytes[r], replay.device_total_bytes[r]});
-  }
-  result.device_name = replay.device_name;
-  result.host_enqueue_s = replay.host_enqueue_s;
-  result.spin_scale = replay.spin_scale;
-  for (int r = 0; r < env.world_size; ++r) {
-    if (replay.shared_gpu[r]) result.shared_gpu_ranks.push_back(r);
-  }
-  return result;
+  for (const Migration& m : run.migrations) run.training_time_s += m.seconds;
+  return run;
 }
 
 }  // namespace pipetwin

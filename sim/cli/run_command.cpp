@@ -42,6 +42,7 @@ struct RunArgs {
   std::string freeze_log;
   int freeze_interval = 0;
   std::string backend = "torch";
+  int iterations_per_phase = 2;
 };
 
 // Per stage: the activation bytes per sample the live tensors held (measured) and what
@@ -110,6 +111,34 @@ void report_model_run(const RunArgs& args, const ResolvedScenario& setup, const 
       });
 }
 
+nlohmann::json gpu_json(const std::string& device, const std::vector<RankGpuMemory>& memory,
+                        const std::vector<int>& shared_gpu_ranks) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const RankGpuMemory& m : memory) {
+    ranks.push_back({{"stash_peak_bytes", m.stash_peak_bytes},
+                     {"peak_pool_bytes", m.peak_pool_bytes},
+                     {"device_used_bytes", m.device_used_bytes},
+                     {"device_total_bytes", m.device_total_bytes}});
+  }
+  return {{"device", device}, {"memory", ranks}, {"shared_gpu_ranks", shared_gpu_ranks}};
+}
+
+void print_gpu(std::ostream& out, const std::string& device,
+               const std::vector<RankGpuMemory>& memory, const std::vector<int>& shared_gpu_ranks) {
+  out << "gpu             " << device << "\n";
+  for (size_t r = 0; r < memory.size(); ++r) {
+    out << "  rank " << r << " stash peak " << format_bytes(memory[r].stash_peak_bytes)
+        << " (predicted), pool peak " << format_bytes(memory[r].peak_pool_bytes) << ", in use "
+        << format_bytes(memory[r].device_used_bytes) << " of "
+        << format_bytes(memory[r].device_total_bytes) << "\n";
+  }
+  if (!shared_gpu_ranks.empty()) {
+    out << "note: " << shared_gpu_ranks.size()
+        << " rank(s) shared a GPU with another: their kernels time-sliced and their "
+           "transfers took NCCL's network path, so these times are not a cluster's\n";
+  }
+}
+
 // --backend cuda: no model, so memory is as the Program accounts it; the GPUs' own
 // figures come beside it.
 void report_replay(const RunArgs& args, const ResolvedScenario& setup, const Program& program,
@@ -117,33 +146,31 @@ void report_replay(const RunArgs& args, const ResolvedScenario& setup, const Pro
   report_measured(
       args, setup, program, run.times, program,
       [&](nlohmann::json& j) {
-        nlohmann::json ranks = nlohmann::json::array();
-        for (const RankGpuMemory& m : run.memory) {
-          ranks.push_back({{"stash_peak_bytes", m.stash_peak_bytes},
-                           {"peak_pool_bytes", m.peak_pool_bytes},
-                           {"device_used_bytes", m.device_used_bytes},
-                           {"device_total_bytes", m.device_total_bytes}});
-        }
-        j["gpu"] = {{"device", run.device_name},
-                    {"memory", ranks},
-                    {"host_enqueue_s", run.host_enqueue_s},
-                    {"spin_scale", run.spin_scale},
-                    {"shared_gpu_ranks", run.shared_gpu_ranks}};
+        j["gpu"] = gpu_json(run.device_name, run.memory, run.shared_gpu_ranks);
+        j["gpu"]["host_enqueue_s"] = run.host_enqueue_s;
+        j["gpu"]["spin_scale"] = run.spin_scale;
+        j["gpu"]["allocation_stalls"] = run.allocation_stalls;
       },
       [&](std::ostream& out) {
-        out << "gpu             " << run.device_name << "\n";
-        for (size_t r = 0; r < run.memory.size(); ++r) {
-          out << "  rank " << r << " stash peak " << format_bytes(run.memory[r].stash_peak_bytes)
-              << ", pool peak " << format_bytes(run.memory[r].peak_pool_bytes) << ", in use "
-              << format_bytes(run.memory[r].device_used_bytes) << " of "
-              << format_bytes(run.memory[r].device_total_bytes) << "\n";
-        }
-        if (!run.shared_gpu_ranks.empty()) {
-          out << "note: " << run.shared_gpu_ranks.size()
-              << " rank(s) shared a GPU with another: their kernels time-sliced and their "
-                 "transfers took NCCL's network path, so these times are not a cluster's\n";
-        }
+        print_gpu(out, run.device_name, run.memory, run.shared_gpu_ranks);
       });
+}
+
+// A FreezePipe run replayed: the phases and migrations as measured, with the GPUs.
+void report_replay_training(const RunArgs& args, const ReplayTrainingRun& run) {
+  write_run_files(run.timeline, args.trace_path, args.timeline_path);
+  if (args.json) {
+    nlohmann::json j = freeze_run_json(run.phases, run.migrations);
+    j["training_time_s"] = run.training_time_s;
+    j["iterations_per_phase"] = args.iterations_per_phase;
+    j["gpu"] = gpu_json(run.device_name, run.memory, run.shared_gpu_ranks);
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  print_freeze_phases(std::cout, run.phases, run.migrations);
+  std::cout << "training time   " << format_seconds(run.training_time_s) << " (each phase's "
+            << args.iterations_per_phase << " replayed iterations standing for all of it)\n";
+  print_gpu(std::cout, run.device_name, run.memory, run.shared_gpu_ranks);
 }
 
 // What each forward of the scenario's asynchronous Program runs with, for the reference.
@@ -237,10 +264,10 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
         "--freeze-log records a model's gradients: the CUDA replay has no model "
         "(use --backend torch)");
   }
-  if (replay && setup.freeze.enabled) {
+  if (replay && setup.freeze.enabled && setup.freeze.measured()) {
     throw InputError(loaded.where("freeze") +
-                     ": the CUDA replay runs one Program; a FreezePipe run's phases are not "
-                     "replayed yet (simulate them, or run them with --backend torch)");
+                     ": the CUDA replay has no model whose gradients it could measure: give the "
+                     "freeze events with at, log or synthetic (or run with --backend torch)");
   }
   if (replay) {
     // Without a GPU, before anything is spawned: one line, exit 1.
@@ -265,6 +292,11 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
                                                          : 10;
   }
   const RankEnvironment env = rank_environment();
+  if (replay && setup.freeze.enabled) {
+    const ReplayTrainingRun run = replay_freezing_as_rank(setup, env, args.iterations_per_phase);
+    if (env.rank == 0) report_replay_training(args, run);
+    return;
+  }
   if (setup.freeze.enabled) return run_freezing(args, setup, env, options);
   if (replay) {
     const ReplayRunResult run = replay_as_rank(setup, program, env);
@@ -310,6 +342,11 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--freeze-interval", args->freeze_interval,
                   "iterations per interval of the freeze log (default: the scenario's "
                   "freeze.interval_iterations, else 10)");
+  cmd->add_option("--iterations-per-phase", args->iterations_per_phase,
+                  "--backend cuda with freezing: iterations replayed of each phase (its mean "
+                  "stands for the whole phase, as in simulate)")
+      ->default_val(2)
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--reference", args->reference,
                 "train in one process without a pipeline (the correctness reference)");
   cmd->callback([args, argv] { run_command(*args, argv); });
