@@ -64,3 +64,12 @@ replay freeze-1gpu builtin:freezepipe-gpt-8gpu cluster.preset=dgx-h100 cluster.g
 replay freeze-2stage builtin:freezepipe-gpt-8gpu cluster.preset=dgx-h100 cluster.gpus_per_node=2 \
   schedule.stages=2 training.global_batch=8 training.microbatches=8 schedule.kind=ONE_F_ONE_B \
   training.iterations=200
+# Memory pressure: three layers fit the 80 GB GPU only with offload (78.1 GiB predicted,
+# 96.0 GiB without, weights and optimizer state included); without it the replay must
+# fail with the allocation it could not make.
+replay offload-fits-1gpu scenarios/offload-gpt-a100.textproto cluster.preset=dgx-h100 \
+  cluster.gpus_per_node=1 schedule.stages=1 model.zoo.layers=3 training.microbatches=8 \
+  schedule.kind=GPIPE 'schedule.offload=policy: ALL prefetch_horizon: 2'
+replay no-offload-oom-1gpu scenarios/offload-gpt-a100.textproto cluster.preset=dgx-h100 \
+  cluster.gpus_per_node=1 schedule.stages=1 model.zoo.layers=3 training.microbatches=8 \
+  schedule.kind=GPIPE

@@ -50,6 +50,10 @@ struct ReplayPlan {
   // simulated times): the memory pool is grown to it before the timed run, as a training
   // framework's allocator has grown by its first timed step.
   int64_t stash_reserve_bytes = 0;
+  // Weights, gradients and optimizer state of the rank's stages (Program::static_bytes):
+  // allocated once before the run, so that the stashes meet the memory pressure the
+  // Program accounts.
+  int64_t resident_bytes = 0;
   std::vector<ReplayOp> ops;  // lane by lane, each in the Program's lane order
   // Of the whole Program, the same on every rank: each (sender, receiver) pair that
   // transfers, and each all-reduce group. The executor gives every one its own NCCL

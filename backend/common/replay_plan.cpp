@@ -56,6 +56,7 @@ ReplayPlan make_replay_plan(const Program& p, int32_t rank, const ReplaySizing& 
   ReplayPlan plan;
   plan.rank = rank;
   plan.program_size = p.size();
+  if (rank < static_cast<int32_t>(p.static_bytes.size())) plan.resident_bytes = p.static_bytes[rank];
   std::set<std::pair<int32_t, int32_t>> pairs;
   std::set<std::vector<int32_t>> groups;
   for (int32_t i = 0; i < p.size(); ++i) {

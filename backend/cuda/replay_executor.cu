@@ -113,6 +113,7 @@ class Replay {
     PIPETWIN_CHECK(cudaSetDevice(device_));
     comms_ = std::make_unique<Communicators>(plan, session.world);
     allocate_scratch();
+    if (plan.resident_bytes > 0) resident_ = device_buffer(plan.resident_bytes, "resident state");
   }
 
   ReplayResult run(int world_size, bool shared_gpu) {
@@ -179,19 +180,23 @@ class Replay {
   }
 
  private:
-  // Buffers whose contents do not matter, sized for the largest op of each kind.
+  // Buffers whose contents do not matter, sized for the largest op of each kind. Copies
+  // move the stash blocks themselves (stash_ledger.h); the device scratch is only for a
+  // copy without one.
   void allocate_scratch() {
-    int64_t gemm_a = 1, gemm_b = 1, gemm_c = 1, transfer = 4, copy = 1;
-    for (const ReplayOp& op : plan_.ops) {
+    int64_t gemm_a = 1, gemm_b = 1, gemm_c = 1, sent = 1, received = 1, reduced = 4, copy = 1,
+            copy_unblocked = 1;
+    for (size_t k = 0; k < plan_.ops.size(); ++k) {
+      const ReplayOp& op = plan_.ops[k];
       gemm_a = std::max(gemm_a, op.m * op.k);
       gemm_b = std::max(gemm_b, op.k * op.n);
       gemm_c = std::max(gemm_c, op.m * op.n);
-      if (op.kind == ReplayKind::kSend || op.kind == ReplayKind::kRecv ||
-          op.kind == ReplayKind::kAllReduce) {
-        transfer = std::max(transfer, op.bytes);
-      }
+      if (op.kind == ReplayKind::kSend) sent = std::max(sent, op.bytes);
+      if (op.kind == ReplayKind::kRecv) received = std::max(received, op.bytes);
+      if (op.kind == ReplayKind::kAllReduce) reduced = std::max(reduced, op.bytes);
       if (op.kind == ReplayKind::kToHost || op.kind == ReplayKind::kToDevice) {
         copy = std::max(copy, op.bytes);
+        if (!copy_block(k)) copy_unblocked = std::max(copy_unblocked, op.bytes);
       }
     }
     const size_t bf16 = 2;
@@ -202,18 +207,33 @@ class Replay {
     fill_noise(a_, gemm_a);
     fill_noise(b_, gemm_b);
     c_ = device_buffer(gemm_c * bf16);
-    send_ = device_buffer(transfer);
-    recv_ = device_buffer(transfer);
-    scratch_ = device_buffer(std::max<int64_t>(transfer, 4));
-    copy_device_ = device_buffer(copy);
+    send_ = device_buffer(sent);
+    recv_ = device_buffer(received);
+    scratch_ = device_buffer(reduced);
+    copy_device_ = device_buffer(copy_unblocked);
     PIPETWIN_CHECK(cudaMallocHost(&copy_host_, copy));
     void* host = copy_host_;
     cleanup_.add([host] { cudaFreeHost(host); });
   }
 
-  void* device_buffer(int64_t bytes) {
+  // The stash block an OFFLOAD copies out (and then frees) or a RELOAD copies into
+  // (having allocated it), or -1 when the ledger gives it none.
+  int32_t copy_block_id(size_t k) const {
+    const StashActions& act = ledger_.actions[k];
+    if (plan_.ops[k].kind == ReplayKind::kToHost && !act.release.empty()) return act.release.front().id;
+    if (plan_.ops[k].kind == ReplayKind::kToDevice && !act.allocate.empty()) return act.allocate.front().id;
+    return -1;
+  }
+  bool copy_block(size_t k) const { return copy_block_id(k) >= 0; }
+
+  void* device_buffer(int64_t bytes, const char* what = "a scratch buffer") {
     void* buffer = nullptr;
-    PIPETWIN_CHECK(cudaMalloc(&buffer, static_cast<size_t>(bytes)));
+    if (const cudaError_t status = cudaMalloc(&buffer, static_cast<size_t>(bytes));
+        status != cudaSuccess) {
+      cudaGetLastError();  // clear it
+      throw std::runtime_error("cudaMalloc of " + std::to_string(bytes) + " bytes for " + what +
+                               " failed: " + cudaGetErrorString(status));
+    }
     cleanup_.add([buffer] { cudaFree(buffer); });
     PIPETWIN_CHECK(cudaMemset(buffer, 0, static_cast<size_t>(bytes)));
     return buffer;
@@ -325,8 +345,7 @@ class Replay {
   }
 
   void enqueue_all(double spin_scale) {
-    for (size_t k : host_enqueue_order(plan_))
-      enqueue(plan_.ops[k], ledger_.actions[k], spin_scale);
+    for (size_t k : host_enqueue_order(plan_)) enqueue(k, spin_scale);
   }
 
   // A stash block from the stream-ordered pool. The host runs ahead of the GPU, so the
@@ -349,7 +368,10 @@ class Replay {
     }
   }
 
-  void enqueue(const ReplayOp& op, const StashActions& stash, double spin_scale) {
+  void enqueue(size_t k, double spin_scale) {
+    const ReplayOp& op = plan_.ops[k];
+    const StashActions& stash = ledger_.actions[k];
+    const int32_t copy_id = copy_block_id(k);  // the stash block a copy moves, or -1
     cudaStream_t stream = streams_[op.lane];
     for (int32_t d : op.wait_for) PIPETWIN_CHECK(cudaStreamWaitEvent(stream, end_.at(d), 0));
     PIPETWIN_CHECK(cudaEventRecord(start_.at(op.instruction), stream));
@@ -376,12 +398,14 @@ class Replay {
                                 comms_->pair(op.peer, plan_.rank), stream));
         break;
       case ReplayKind::kToHost:
-        PIPETWIN_CHECK(cudaMemcpyAsync(copy_host_, copy_device_, static_cast<size_t>(op.bytes),
-                                       cudaMemcpyDeviceToHost, stream));
+        PIPETWIN_CHECK(cudaMemcpyAsync(copy_host_, copy_id >= 0 ? blocks_[copy_id] : copy_device_,
+                                       static_cast<size_t>(op.bytes), cudaMemcpyDeviceToHost,
+                                       stream));
         break;
       case ReplayKind::kToDevice:
-        PIPETWIN_CHECK(cudaMemcpyAsync(copy_device_, copy_host_, static_cast<size_t>(op.bytes),
-                                       cudaMemcpyHostToDevice, stream));
+        PIPETWIN_CHECK(cudaMemcpyAsync(copy_id >= 0 ? blocks_[copy_id] : copy_device_, copy_host_,
+                                       static_cast<size_t>(op.bytes), cudaMemcpyHostToDevice,
+                                       stream));
         break;
       case ReplayKind::kAllReduce:
         PIPETWIN_CHECK(ncclAllReduce(scratch_, scratch_, static_cast<size_t>(bytes), ncclChar,
@@ -404,6 +428,7 @@ class Replay {
   void *a_ = nullptr, *b_ = nullptr, *c_ = nullptr;
   void *send_ = nullptr, *recv_ = nullptr, *scratch_ = nullptr;
   void *copy_device_ = nullptr, *copy_host_ = nullptr;
+  void* resident_ = nullptr;  // the stages' weights, gradients and optimizer state
   std::map<int32_t, cudaEvent_t> start_, end_;
   StashLedger ledger_;
   std::vector<void*> blocks_;  // by StashBlock id
