@@ -55,7 +55,8 @@ replay offload-1gpu scenarios/offload-gpt-a100.textproto cluster.preset=dgx-h100
 replay gpipe-1gpu scenarios/offload-gpt-a100.textproto cluster.preset=dgx-h100 cluster.gpus_per_node=1 \
   schedule.stages=1 model.zoo.layers=2 training.microbatches=8 schedule.kind=GPIPE
 # Data parallelism: two pipelines of two stages, each stage's gradients all-reduced.
-replay quickstart-dp2 builtin:quickstart cluster.preset=dgx-h100 schedule.stages=2 training.data_parallel=2
+replay quickstart-dp2 builtin:quickstart cluster.preset=dgx-h100 schedule.stages=2 training.data_parallel=2 \
+  model.zoo.layers=8
 # FreezePipe: the phases simulate plans (synthetic gradients), each replayed for 2
 # iterations, and the migrations between them. On one GPU: freezing alone.
 replay freeze-1gpu builtin:freezepipe-gpt-8gpu cluster.preset=dgx-h100 cluster.gpus_per_node=1 \

@@ -42,6 +42,10 @@ int free_local_port() {
 
 LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc, double timeout_s) {
   const int port = free_local_port();
+  // A second port for NCCL's bootstrap (the CUDA replay): MASTER_PORT + 1 may still be
+  // held by an earlier job's socket.
+  int nccl_port = free_local_port();
+  while (nccl_port == port) nccl_port = free_local_port();
   std::vector<pid_t> pids(nproc, -1);
   for (int rank = 0; rank < nproc; ++rank) {
     const pid_t pid = ::fork();
@@ -52,6 +56,7 @@ LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc,
       ::setenv("WORLD_SIZE", std::to_string(nproc).c_str(), 1);
       ::setenv("MASTER_ADDR", "127.0.0.1", 1);
       ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+      ::setenv("PIPETWIN_NCCL_PORT", std::to_string(nccl_port).c_str(), 1);
       ::setenv("PIPETWIN_QUIET_RANK", rank == 0 ? "0" : "1", 1);  // one rank reports
       std::vector<char*> args;
       std::vector<std::string> copy = argv;

@@ -1,5 +1,6 @@
 // Spawns `nproc` ranks of this very binary on 127.0.0.1 (a free port), with the
-// environment a launcher like torchrun would give them, and waits for them. A rank that
+// environment a launcher like torchrun would give them (and PIPETWIN_NCCL_PORT, a second
+// free port for NCCL's bootstrap), and waits for them. A rank that
 // fails or a job that outlives `timeout_s` takes the others down: no process is left.
 #pragma once
 

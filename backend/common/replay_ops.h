@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@ const char* replay_kind_name(ReplayKind kind);
 
 struct ReplayOp {
   int32_t instruction = 0;  // index in the Program
+  std::string text;         // its name in traces and messages ("0F4")
   int32_t stage = 0;
   int32_t iteration = 0, microbatch = 0;  // a FWD and its OFFLOAD and RELOAD share these
   ReplayKind kind = ReplayKind::kSpin;

@@ -56,7 +56,8 @@ ReplayPlan make_replay_plan(const Program& p, int32_t rank, const ReplaySizing& 
   ReplayPlan plan;
   plan.rank = rank;
   plan.program_size = p.size();
-  if (rank < static_cast<int32_t>(p.static_bytes.size())) plan.resident_bytes = p.static_bytes[rank];
+  if (rank < static_cast<int32_t>(p.static_bytes.size()))
+    plan.resident_bytes = p.static_bytes[rank];
   std::set<std::pair<int32_t, int32_t>> pairs;
   std::set<std::vector<int32_t>> groups;
   for (int32_t i = 0; i < p.size(); ++i) {
@@ -77,6 +78,7 @@ ReplayPlan make_replay_plan(const Program& p, int32_t rank, const ReplaySizing& 
       const Instruction& ins = p.instructions[i];
       ReplayOp op;
       op.instruction = i;
+      op.text = p.text(i);
       op.stage = ins.stage;
       op.iteration = ins.iteration;
       op.microbatch = ins.microbatch;

@@ -220,8 +220,10 @@ class Replay {
   // (having allocated it), or -1 when the ledger gives it none.
   int32_t copy_block_id(size_t k) const {
     const StashActions& act = ledger_.actions[k];
-    if (plan_.ops[k].kind == ReplayKind::kToHost && !act.release.empty()) return act.release.front().id;
-    if (plan_.ops[k].kind == ReplayKind::kToDevice && !act.allocate.empty()) return act.allocate.front().id;
+    if (plan_.ops[k].kind == ReplayKind::kToHost && !act.release.empty())
+      return act.release.front().id;
+    if (plan_.ops[k].kind == ReplayKind::kToDevice && !act.allocate.empty())
+      return act.allocate.front().id;
     return -1;
   }
   bool copy_block(size_t k) const { return copy_block_id(k) >= 0; }
@@ -322,10 +324,15 @@ class Replay {
     // run are reused (opportunistic reuse stays on).
     int no = 0;
     PIPETWIN_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &no));
+    // Best effort: where the predicted peak does not fit, the run's own allocations grow
+    // the pool, and one that cannot is the error.
     if (const int64_t peak = plan_.stash_reserve_bytes; peak > 0) {
       void* block = nullptr;
-      PIPETWIN_CHECK(cudaMallocAsync(&block, static_cast<size_t>(peak), stream));
-      PIPETWIN_CHECK(cudaFreeAsync(block, stream));
+      if (cudaMallocAsync(&block, static_cast<size_t>(peak), stream) == cudaSuccess) {
+        PIPETWIN_CHECK(cudaFreeAsync(block, stream));
+      } else {
+        cudaGetLastError();  // clear it
+      }
     }
     for (const auto& [from, to] : plan_.transfer_pairs) {
       if (plan_.rank == from) {
@@ -363,7 +370,7 @@ class Replay {
     }
     if (status != cudaSuccess) {
       throw std::runtime_error(
-          "instruction " + std::to_string(op.instruction) + ": its " + std::to_string(block.bytes) +
+          op.text + ": its " + std::to_string(block.bytes) +
           "-byte stash: cudaMallocAsync failed: " + cudaGetErrorString(status));
     }
   }

@@ -45,10 +45,15 @@ void expect_simulated_times(ReplayPlan& plan, const Program& program,
 }
 
 // NCCL's own rendezvous: every rank derives the same unique id from NCCL_COMM_ID and rank
-// 0 serves the bootstrap there. One port above MASTER_PORT, which torchrun's agent store
-// holds. A value the user set is kept.
+// 0 serves the bootstrap there, on PIPETWIN_NCCL_PORT (the local launcher's) or one port
+// above MASTER_PORT (which torchrun's agent store holds). A value the user set is kept.
 void set_nccl_rendezvous(const RankEnvironment& env) {
-  const std::string address = env.master_addr + ":" + std::to_string(env.master_port + 1);
+  int port = env.master_port + 1;
+  if (const char* chosen = std::getenv("PIPETWIN_NCCL_PORT"); chosen != nullptr && *chosen) {
+    port = std::atoi(chosen);
+    if (port <= 0 || port > 65535) throw InputError("PIPETWIN_NCCL_PORT is not a TCP port");
+  }
+  const std::string address = env.master_addr + ":" + std::to_string(port);
   ::setenv("NCCL_COMM_ID", address.c_str(), 0);
   // A job whose master is this machine's loopback is one machine: its sockets (the
   // bootstrap's, and the network transport's when ranks share a GPU) stay on loopback.
