@@ -20,7 +20,7 @@ namespace pipetwin {
 
 struct RankGpuMemory {
   int64_t stash_peak_bytes = 0;   // the stash bytes the simulation says it holds at most
-  int64_t peak_pool_bytes = 0;    // the stream-ordered pool's high-water mark
+  int64_t peak_pool_bytes = 0;    // the pool's high-water mark, counted as the host allocated
   int64_t device_used_bytes = 0;  // cudaMemGetInfo after the run (all buffers, NCCL's too)
   int64_t device_total_bytes = 0;
 };

@@ -128,8 +128,8 @@ void print_gpu(std::ostream& out, const std::string& device,
   out << "gpu             " << device << "\n";
   for (size_t r = 0; r < memory.size(); ++r) {
     out << "  rank " << r << " stash peak " << format_bytes(memory[r].stash_peak_bytes)
-        << " (predicted), pool peak " << format_bytes(memory[r].peak_pool_bytes) << ", in use "
-        << format_bytes(memory[r].device_used_bytes) << " of "
+        << " (predicted), pool high-water " << format_bytes(memory[r].peak_pool_bytes)
+        << ", in use " << format_bytes(memory[r].device_used_bytes) << " of "
         << format_bytes(memory[r].device_total_bytes) << "\n";
   }
   if (!shared_gpu_ranks.empty()) {
