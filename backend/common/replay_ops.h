@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "backend/common/lane_runner.h"
+
 namespace pipetwin {
 
 inline constexpr int kReplayLanes = 5;  // compute, send, recv, copy, collective
@@ -33,10 +35,6 @@ struct ReplayOp {
   // Instructions of this rank on other lanes whose end event this op waits for (the same
   // lane's order is the stream's own).
   std::vector<int32_t> wait_for;
-  // When the simulation starts it (0 when unknown): the host enqueues ops in this order,
-  // so that a copy's free is enqueued before the later forwards' allocations, as a
-  // framework's host thread would issue them.
-  double expected_start_s = 0;
 };
 
 struct ReplaySizing {
@@ -64,11 +62,14 @@ struct ReplayPlan {
   std::vector<std::vector<int32_t>> groups;
 };
 
-// The order in which the host enqueues the plan's ops: each lane in its own order, an op
-// only after every op it waits for (a CUDA stream waits for an event's latest record, so
-// the record must come first), and of the ops ready, the one expected to start first.
-// Indices into plan.ops. Throws std::runtime_error if the lanes wait for each other in a
-// circle.
+// One order of the plan's ops that a single host thread could enqueue them in: each lane
+// in its own order, an op only after every op it waits for (a CUDA stream waits for an
+// event's latest record, so the record must come first). Indices into plan.ops. Throws
+// std::runtime_error if the lanes wait for each other in a circle.
 std::vector<size_t> host_enqueue_order(const ReplayPlan& plan);
+
+// The plan as the shared lane runner takes it: the executor enqueues each lane from its
+// own host thread, an op once the ops it waits for are enqueued.
+LaneSchedule lane_schedule(const ReplayPlan& plan);
 
 }  // namespace pipetwin

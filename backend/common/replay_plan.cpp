@@ -135,27 +135,36 @@ std::vector<size_t> host_enqueue_order(const ReplayPlan& plan) {
   for (size_t k = 0; k < plan.ops.size(); ++k) lanes[plan.ops[k].lane].push_back(k);
   std::set<int32_t> enqueued;
   std::vector<size_t> order;
-  auto ready = [&](const ReplayOp& op) {
-    return std::all_of(op.wait_for.begin(), op.wait_for.end(),
-                       [&](int32_t d) { return enqueued.count(d) > 0; });
-  };
   while (order.size() < plan.ops.size()) {
-    std::deque<size_t>* next = nullptr;  // the ready lane front expected to start first
+    const size_t before = order.size();
     for (auto& lane : lanes) {
-      if (lane.empty() || !ready(plan.ops[lane.front()])) continue;
-      if (next == nullptr ||
-          plan.ops[lane.front()].expected_start_s < plan.ops[next->front()].expected_start_s) {
-        next = &lane;
+      while (!lane.empty()) {
+        const ReplayOp& op = plan.ops[lane.front()];
+        const bool ready = std::all_of(op.wait_for.begin(), op.wait_for.end(),
+                                       [&](int32_t d) { return enqueued.count(d) > 0; });
+        if (!ready) break;
+        order.push_back(lane.front());
+        enqueued.insert(op.instruction);
+        lane.pop_front();
       }
     }
-    if (next == nullptr) {
+    if (order.size() == before) {
       throw std::runtime_error("the replay plan's lanes wait for each other in a circle");
     }
-    order.push_back(next->front());
-    enqueued.insert(plan.ops[next->front()].instruction);
-    next->pop_front();
   }
   return order;
+}
+
+LaneSchedule lane_schedule(const ReplayPlan& plan) {
+  LaneSchedule schedule;
+  schedule.program_size = plan.program_size;
+  schedule.lanes.resize(kReplayLanes);
+  schedule.waits.resize(plan.program_size);
+  for (const ReplayOp& op : plan.ops) {
+    schedule.lanes[op.lane].push_back(op.instruction);
+    schedule.waits[op.instruction] = op.wait_for;
+  }
+  return schedule;
 }
 
 }  // namespace pipetwin

@@ -6,6 +6,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -100,8 +101,9 @@ struct ReplaySession::State {
 namespace {
 
 // One Program on the session's GPU: its communicators, buffers and events live as long
-// as the replay.
-class Replay {
+// as the replay. The shared lane runner drives it: each lane's host thread enqueues onto
+// the lane's stream (LaneDevice), an op once the ops it waits for are enqueued.
+class Replay : public LaneDevice {
  public:
   Replay(const ReplayPlan& plan, const ReplaySession::State& session)
       : plan_(plan),
@@ -114,7 +116,16 @@ class Replay {
     comms_ = std::make_unique<Communicators>(plan, session.world);
     allocate_scratch();
     if (plan.resident_bytes > 0) resident_ = device_buffer(plan.resident_bytes, "resident state");
+    for (size_t k = 0; k < plan.ops.size(); ++k) index_of_[plan.ops[k].instruction] = k;
   }
+
+  // LaneDevice, on each lane's thread.
+  // Every lane starts after time 0 (the base event on the compute stream).
+  void enter_lane(int lane) override {
+    PIPETWIN_CHECK(cudaSetDevice(device_));
+    PIPETWIN_CHECK(cudaStreamWaitEvent(streams_[lane], base_, 0));
+  }
+  void execute(int32_t instruction) override { enqueue(index_of_.at(instruction)); }
 
   ReplayResult run(int world_size, bool shared_gpu) {
     ReplayResult result;
@@ -132,8 +143,10 @@ class Replay {
         ncclAllReduce(scratch_, scratch_, 1, ncclFloat, ncclSum, comms_->world(), compute));
     cudaEvent_t base = new_event(device_, cudaEventDefault, cleanup_);
     PIPETWIN_CHECK(cudaEventRecord(base, compute));
+    base_ = base;
     const auto enqueue_start = std::chrono::steady_clock::now();
-    enqueue_all(result.spin_scale);
+    spin_scale_ = result.spin_scale;
+    enqueue_all();
     result.host_enqueue_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - enqueue_start).count();
     result.allocation_stalls = allocation_stalls_;
@@ -351,8 +364,15 @@ class Replay {
     PIPETWIN_CHECK(cudaStreamSynchronize(stream));
   }
 
-  void enqueue_all(double spin_scale) {
-    for (size_t k : host_enqueue_order(plan_)) enqueue(k, spin_scale);
+  // Enqueuing waits on nothing on the device, so a lane waits on the host only for the
+  // moments another lane takes to enqueue.
+  void enqueue_all() {
+    constexpr double kEnqueueTimeoutS = 600;
+    try {
+      run_lanes(lane_schedule(plan_), *this, kEnqueueTimeoutS);
+    } catch (const LaneFailure& f) {
+      throw std::runtime_error(plan_.ops[index_of_.at(f.instruction)].text + ": " + f.what());
+    }
   }
 
   // A stash block from the stream-ordered pool. The host runs ahead of the GPU, so the
@@ -375,7 +395,7 @@ class Replay {
     }
   }
 
-  void enqueue(size_t k, double spin_scale) {
+  void enqueue(size_t k) {
     const ReplayOp& op = plan_.ops[k];
     const StashActions& stash = ledger_.actions[k];
     const int32_t copy_id = copy_block_id(k);  // the stash block a copy moves, or -1
@@ -392,7 +412,7 @@ class Replay {
       }
       case ReplayKind::kSpin:
         if (op.seconds > 0) {
-          hold_stream<<<1, 1, 0, stream>>>(static_cast<uint64_t>(op.seconds * 1e9 * spin_scale));
+          hold_stream<<<1, 1, 0, stream>>>(static_cast<uint64_t>(op.seconds * 1e9 * spin_scale_));
           PIPETWIN_CHECK(cudaGetLastError());
         }
         break;
@@ -438,8 +458,11 @@ class Replay {
   void* resident_ = nullptr;  // the stages' weights, gradients and optimizer state
   std::map<int32_t, cudaEvent_t> start_, end_;
   StashLedger ledger_;
-  std::vector<void*> blocks_;  // by StashBlock id
-  int64_t allocation_stalls_ = 0;
+  std::vector<void*> blocks_;                  // by StashBlock id
+  std::atomic<int64_t> allocation_stalls_{0};  // lanes allocate from their own threads
+  std::map<int32_t, size_t> index_of_;         // instruction -> its op in the plan
+  double spin_scale_ = 1;
+  cudaEvent_t base_ = nullptr;  // time 0
 };
 
 }  // namespace

@@ -29,19 +29,17 @@ ReplaySizing sizing_of(const ResolvedScenario& setup, int32_t rank) {
   return sizing;
 }
 
-// What the simulation expects of the plan: when each op starts (the host's enqueue order)
-// and the most stash bytes held at once (what the memory pool is grown to beforehand), at
-// the analytic executor's times.
-void expect_simulated_times(ReplayPlan& plan, const Program& program,
-                            const ResolvedScenario& setup) {
+// The most stash bytes the plan holds at once at the analytic executor's times: what the
+// memory pool is grown to beforehand.
+int64_t simulated_stash_peak(const ReplayPlan& plan, const Program& program,
+                             const ResolvedScenario& setup) {
   const ExecutionTimes times = run_analytic(program, setup.cluster);
   std::vector<double> start, end;
-  for (ReplayOp& op : plan.ops) {
-    op.expected_start_s = times.start_s[op.instruction];
+  for (const ReplayOp& op : plan.ops) {
     start.push_back(times.start_s[op.instruction]);
     end.push_back(times.end_s[op.instruction]);
   }
-  plan.stash_reserve_bytes = stash_peak(stash_ledger(plan), start, end);
+  return stash_peak(stash_ledger(plan), start, end);
 }
 
 // NCCL's own rendezvous: every rank derives the same unique id from NCCL_COMM_ID and rank
@@ -101,7 +99,7 @@ class RankReplay {
   // Every rank's times of `program` (time 0: its common start) and GPU figures.
   ReplayRunResult run(const ResolvedScenario& setup, const Program& program) {
     ReplayPlan plan = make_replay_plan(program, env_.rank, sizing_of(setup, env_.rank));
-    expect_simulated_times(plan, program, setup);
+    plan.stash_reserve_bytes = simulated_stash_peak(plan, program, setup);
     ReplayResult replay;
     try {
       replay = session_->run(plan, shared_);

@@ -1,19 +1,17 @@
-// One rank of a real run: builds its stages, then runs its lanes of the Program (compute
-// on this thread; send, recv and collective on their own threads so that communication
-// overlaps compute, as the design's lanes say), recording every instruction's start and
-// end.
+// One rank of a real run: builds its stages, then runs its lanes of the Program through
+// the shared lane runner (backend/common/lane_runner.h: compute on this thread; send, recv
+// and collective on their own threads so that communication overlaps compute, as the
+// design's lanes say), recording every instruction's start and end.
 #include "backend/torch/rank_executor.h"
 
-#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
 #include <exception>
 #include <map>
-#include <mutex>
 #include <set>
-#include <thread>
 
 #include "backend/common/measured_times.h"
+#include "backend/common/program_lanes.h"
 #include "backend/torch/clock_alignment.h"
 #include "backend/torch/rank_model.h"
 #include "backend/torch/rank_session.h"
@@ -26,8 +24,6 @@
 
 namespace pipetwin {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // The rows of `source` (which holds samples [from.lo, from.hi)) for samples `want`.
 torch::Tensor rows(const torch::Tensor& source, SampleRange from, SampleRange want) {
@@ -46,7 +42,7 @@ struct Stash {
 
 }  // namespace
 
-class RankExecutor {
+class RankExecutor : public LaneDevice {
  public:
   RankExecutor(const ResolvedScenario& setup, const Program& program, RankSession& session,
                RankModel& model, const RealRunOptions& options, const ProgramContext& context)
@@ -65,8 +61,7 @@ class RankExecutor {
         stash_(program.size()),
         measured_stash_(program.size(), 0),
         measured_bytes_(program.size(), 0),
-        forward_version_(program.size(), -1),
-        done_(program.size(), 0) {
+        forward_version_(program.size(), -1) {
     torch::set_num_threads(1);  // ranks share the machine's cores
     // This rank's stages: with replicas and interleaving, whatever the Program puts here.
     for (const Instruction& ins : p_.instructions) {
@@ -98,14 +93,29 @@ class RankExecutor {
   RealRunResult run() {
     join_collective_groups();
     clock_base_ = session_.clock_base_s;
-    std::vector<std::thread> helpers;
-    for (Lane lane : {Lane::kSend, Lane::kRecv, Lane::kCollective}) {
-      helpers.emplace_back([this, lane] { run_lane(lane); });
+    // The shared runner: a host thread per lane; an instruction runs once what it waits
+    // for on other lanes has finished (this device executes before returning).
+    try {
+      run_lanes(lane_schedule(p_, env_.rank), *this, options_.timeout_s);
+    } catch (const LaneFailure& f) {
+      std::string what = f.what();
+      if (f.waited_for >= 0) what += " waiting for " + p_.describe(f.waited_for);
+      throw RuntimeFailure("rank " + std::to_string(env_.rank) + " failed at " +
+                           p_.describe(f.instruction) + ": " + what);
     }
-    run_lane(Lane::kCompute);
-    for (std::thread& t : helpers) t.join();
-    if (failure_) std::rethrow_exception(failure_);
     return gather(session_.clock_offset_s);
+  }
+
+  // LaneDevice: runs instruction i on this thread, timed on this rank's clock.
+  void execute(int32_t i) override {
+    try {
+      const double start = steady_now_s();
+      perform(i);
+      times_.start_s[i] = start - clock_base_;
+      times_.end_s[i] = steady_now_s() - clock_base_;
+    } catch (const c10::Error& e) {
+      throw std::runtime_error(e.what_without_backtrace());  // backtraces are for torch developers
+    }
   }
 
  private:
@@ -123,63 +133,7 @@ class RankExecutor {
     }
   }
 
-  void run_lane(Lane lane) {
-    const int l = lane_id(lane);
-    for (int32_t i = p_.lane_begin[l]; i < p_.lane_begin[l + 1]; ++i) {
-      try {
-        wait_for_dependencies(i);
-        if (failure_) return;
-        const double start = steady_now_s();
-        execute(i);
-        times_.start_s[i] = start - clock_base_;
-        times_.end_s[i] = steady_now_s() - clock_base_;
-        mark_done(i);
-      } catch (...) {
-        fail(i, std::current_exception());
-        return;
-      }
-    }
-  }
-
-  void wait_for_dependencies(int32_t i) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    const auto deadline = Clock::now() + std::chrono::duration<double>(options_.timeout_s);
-    for (int32_t d : p_.deps_of(i)) {
-      if (!wakeup_.wait_until(lock, deadline, [&] { return done_[d] || failure_ != nullptr; })) {
-        throw RuntimeFailure("timed out after " + std::to_string(options_.timeout_s) +
-                             " s waiting for " + p_.describe(d));
-      }
-    }
-  }
-
-  void mark_done(int32_t i) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_[i] = 1;
-    }
-    wakeup_.notify_all();
-  }
-
-  void fail(int32_t i, std::exception_ptr error) {
-    std::string what;
-    try {
-      std::rethrow_exception(error);
-    } catch (const c10::Error& e) {
-      what = e.what_without_backtrace();  // torch's backtraces are for torch developers
-    } catch (const std::exception& e) {
-      what = e.what();
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!failure_) {
-        failure_ = std::make_exception_ptr(RuntimeFailure(
-            "rank " + std::to_string(env_.rank) + " failed at " + p_.describe(i) + ": " + what));
-      }
-    }
-    wakeup_.notify_all();
-  }
-
-  void execute(int32_t i) {
+  void perform(int32_t i) {
     const Instruction& ins = p_.instructions[i];
     if (ins.lane() == Lane::kCompute && i - p_.lane_begin[lane_id(Lane::kCompute)] == crash_at_) {
       ::raise(SIGKILL);  // fault injection (PIPETWIN_CRASH_AT)
@@ -622,13 +576,9 @@ class RankExecutor {
   std::vector<int64_t> measured_bytes_;          // SEND kinds: bytes of the payload sent (MIGRATE)
   std::vector<int32_t> forward_version_;         // FWD: the stage's updates before it
   std::vector<double> gradient_norms_;           // [interval * layers + layer]
-  std::vector<char> done_;
   std::vector<double> losses_;
   ExecutionTimes times_;
   double clock_base_ = 0;  // rank 0's start on this rank's clock
-  std::mutex mutex_;
-  std::condition_variable wakeup_;
-  std::exception_ptr failure_;
   int32_t crash_at_ = -1;
   std::pair<torch::Tensor, torch::Tensor> data_;
   int data_iteration_ = -1;
