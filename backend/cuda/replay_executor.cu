@@ -390,7 +390,7 @@ class Replay : public LaneDevice {
     }
     if (status != cudaSuccess) {
       throw std::runtime_error(
-          op.text + ": its " + std::to_string(block.bytes) +
+          "its " + std::to_string(block.bytes) +
           "-byte stash: cudaMallocAsync failed: " + cudaGetErrorString(status));
     }
   }
