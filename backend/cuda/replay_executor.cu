@@ -1,6 +1,6 @@
-// The replay on one GPU (see replay_executor.h). The host enqueues every op of the plan
-// once, in an order that respects the events (an op is enqueued after the ops it waits
-// for), then waits for the device once and reads the events.
+// The replay on one GPU (see replay_executor.h). The shared lane runner enqueues every op
+// of the plan once, each lane from its own host thread (an op after the ops it waits for
+// are enqueued); then the host waits for the device once and reads the events.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -83,6 +83,43 @@ __global__ void bf16_noise(uint16_t* values, int64_t count) {
   }
 }
 
+// The spin kernel reads the GPU's nanosecond timer. Its first launch costs extra, and
+// each launch a little: the slope between a 1 ms and a 5 ms spin (after a warm-up) is
+// what a timed op's length scales by, the launch cost left out, since the ops follow each
+// other on their stream and their launches overlap the previous op. Once per device.
+double calibrate_spin(int device, cudaStream_t stream) {
+  Cleanup cleanup;
+  hold_stream<<<1, 1, 0, stream>>>(100'000);
+  PIPETWIN_CHECK(cudaGetLastError());
+  auto timed_ms = [&](uint64_t ns) {
+    cudaEvent_t before = new_event(device, cudaEventDefault, cleanup);
+    cudaEvent_t after = new_event(device, cudaEventDefault, cleanup);
+    PIPETWIN_CHECK(cudaEventRecord(before, stream));
+    hold_stream<<<1, 1, 0, stream>>>(ns);
+    PIPETWIN_CHECK(cudaGetLastError());
+    PIPETWIN_CHECK(cudaEventRecord(after, stream));
+    PIPETWIN_CHECK(cudaEventSynchronize(after));
+    float ms = 0;
+    PIPETWIN_CHECK(cudaEventElapsedTime(&ms, before, after));
+    return static_cast<double>(ms);
+  };
+  const double one = timed_ms(1'000'000), five = timed_ms(5'000'000);
+  const double slope = (five - one) / 4.0;  // measured ms per requested ms
+  return slope > 0.5 && slope < 2 ? 1.0 / slope : 1.0;
+}
+
+// The device's stream-ordered pool keeps what is freed (as PyTorch's caching allocator
+// does), and never makes a stream wait for another to reuse a block: such a wait is not
+// in the Program. Blocks whose free has already run are reused (opportunistic reuse).
+void configure_pool(int device) {
+  cudaMemPool_t pool;
+  PIPETWIN_CHECK(cudaDeviceGetDefaultMemPool(&pool, device));
+  uint64_t keep = UINT64_MAX;
+  PIPETWIN_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  int no = 0;
+  PIPETWIN_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &no));
+}
+
 // A peer's rank inside a two-rank communicator (split keeps the world order).
 int pair_rank(int self, int peer) { return peer > self ? 1 : 0; }
 
@@ -96,6 +133,7 @@ struct ReplaySession::State {
   cudaStream_t streams[kReplayLanes] = {};
   ncclComm_t world = nullptr;
   cublasHandle_t blas = nullptr;
+  double spin_scale = 1;  // timed kernels: requested / measured length
 };
 
 namespace {
@@ -110,6 +148,7 @@ class Replay : public LaneDevice {
         device_(session.device),
         streams_(session.streams),
         blas_(session.blas),
+        spin_scale_(session.spin_scale),
         ledger_(stash_ledger(plan)),
         blocks_(ledger_.blocks, nullptr) {
     PIPETWIN_CHECK(cudaSetDevice(device_));
@@ -119,8 +158,8 @@ class Replay : public LaneDevice {
     for (size_t k = 0; k < plan.ops.size(); ++k) index_of_[plan.ops[k].instruction] = k;
   }
 
-  // LaneDevice, on each lane's thread.
-  // Every lane starts after time 0 (the base event on the compute stream).
+  // LaneDevice, on each lane's thread: every lane starts after time 0 (the base event on
+  // the compute stream).
   void enter_lane(int lane) override {
     PIPETWIN_CHECK(cudaSetDevice(device_));
     PIPETWIN_CHECK(cudaStreamWaitEvent(streams_[lane], base_, 0));
@@ -129,7 +168,7 @@ class Replay : public LaneDevice {
 
   ReplayResult run(int world_size, bool shared_gpu) {
     ReplayResult result;
-    result.spin_scale = calibrate_spin();
+    result.spin_scale = spin_scale_;
     warm_up();
     reset_pool_peak();
     for (const ReplayOp& op : plan_.ops) {
@@ -145,7 +184,6 @@ class Replay : public LaneDevice {
     PIPETWIN_CHECK(cudaEventRecord(base, compute));
     base_ = base;
     const auto enqueue_start = std::chrono::steady_clock::now();
-    spin_scale_ = result.spin_scale;
     enqueue_all();
     result.host_enqueue_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - enqueue_start).count();
@@ -209,7 +247,7 @@ class Replay : public LaneDevice {
       if (op.kind == ReplayKind::kAllReduce) reduced = std::max(reduced, op.bytes);
       if (op.kind == ReplayKind::kToHost || op.kind == ReplayKind::kToDevice) {
         copy = std::max(copy, op.bytes);
-        if (!copy_block(k)) copy_unblocked = std::max(copy_unblocked, op.bytes);
+        if (copy_block_id(k) < 0) copy_unblocked = std::max(copy_unblocked, op.bytes);
       }
     }
     const size_t bf16 = 2;
@@ -239,7 +277,6 @@ class Replay : public LaneDevice {
       return act.allocate.front().id;
     return -1;
   }
-  bool copy_block(size_t k) const { return copy_block_id(k) >= 0; }
 
   void* device_buffer(int64_t bytes, const char* what = "a scratch buffer") {
     void* buffer = nullptr;
@@ -258,31 +295,6 @@ class Replay : public LaneDevice {
     bf16_noise<<<1024, 256>>>(static_cast<uint16_t*>(buffer), count);
     PIPETWIN_CHECK(cudaGetLastError());
     PIPETWIN_CHECK(cudaDeviceSynchronize());
-  }
-
-  // The spin kernel reads the GPU's nanosecond timer. Its first launch costs extra, and
-  // each launch a little: the slope between a 1 ms and a 5 ms spin (after a warm-up) is
-  // what a timed op's length scales by, the launch cost left out, since the ops follow
-  // each other on their stream and their launches overlap the previous op.
-  double calibrate_spin() {
-    cudaStream_t stream = streams_[0];
-    hold_stream<<<1, 1, 0, stream>>>(100'000);
-    PIPETWIN_CHECK(cudaGetLastError());
-    auto timed_ms = [&](uint64_t ns) {
-      cudaEvent_t before = new_event(device_, cudaEventDefault, cleanup_);
-      cudaEvent_t after = new_event(device_, cudaEventDefault, cleanup_);
-      PIPETWIN_CHECK(cudaEventRecord(before, stream));
-      hold_stream<<<1, 1, 0, stream>>>(ns);
-      PIPETWIN_CHECK(cudaGetLastError());
-      PIPETWIN_CHECK(cudaEventRecord(after, stream));
-      PIPETWIN_CHECK(cudaEventSynchronize(after));
-      float ms = 0;
-      PIPETWIN_CHECK(cudaEventElapsedTime(&ms, before, after));
-      return static_cast<double>(ms);
-    };
-    const double one = timed_ms(1'000'000), five = timed_ms(5'000'000);
-    const double slope = (five - one) / 4.0;  // measured ms per requested ms
-    return slope > 0.5 && slope < 2 ? 1.0 / slope : 1.0;
   }
 
   void reset_pool_peak() {
@@ -316,8 +328,8 @@ class Replay : public LaneDevice {
 
   // What a training framework has done before its first timed step, done here before
   // time 0: each GEMM shape once (cuBLAS picks and loads its kernel), the memory pool
-  // grown to the stashes' peak and kept (freed blocks stay reserved, as in PyTorch's
-  // caching allocator), and every communicator's connections made (NCCL connects a pair
+  // grown to the stashes' peak (the session keeps what is freed), and every
+  // communicator's connections made (NCCL connects a pair
   // at its first transfer). The pairs and groups go in one global order on every rank,
   // so the earliest unfinished one always has both sides ready.
   void warm_up() {
@@ -328,15 +340,6 @@ class Replay : public LaneDevice {
         gemm(op, stream);
       }
     }
-    cudaMemPool_t pool;
-    PIPETWIN_CHECK(cudaDeviceGetDefaultMemPool(&pool, device_));
-    uint64_t keep = UINT64_MAX;
-    PIPETWIN_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-    // Reusing a block freed on another stream must not make the allocating stream wait
-    // for that stream: such a wait is not in the Program. Blocks whose free has already
-    // run are reused (opportunistic reuse stays on).
-    int no = 0;
-    PIPETWIN_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolReuseAllowInternalDependencies, &no));
     // Best effort: where the predicted peak does not fit, the run's own allocations grow
     // the pool, and one that cannot is the error.
     if (const int64_t peak = plan_.stash_reserve_bytes; peak > 0) {
@@ -450,6 +453,7 @@ class Replay : public LaneDevice {
   int device_;
   const cudaStream_t* streams_;  // the session's, one per lane
   cublasHandle_t blas_;
+  double spin_scale_;  // the session's calibration of timed kernels
   Cleanup cleanup_;
   std::unique_ptr<Communicators> comms_;
   void *a_ = nullptr, *b_ = nullptr, *c_ = nullptr;
@@ -461,8 +465,7 @@ class Replay : public LaneDevice {
   std::vector<void*> blocks_;                  // by StashBlock id
   std::atomic<int64_t> allocation_stalls_{0};  // lanes allocate from their own threads
   std::map<int32_t, size_t> index_of_;         // instruction -> its op in the plan
-  double spin_scale_ = 1;
-  cudaEvent_t base_ = nullptr;  // time 0
+  cudaEvent_t base_ = nullptr;                 // time 0
 };
 
 }  // namespace
@@ -493,6 +496,8 @@ ReplaySession::ReplaySession(int world_size, int rank, const std::string& nccl_i
   PIPETWIN_CHECK(cublasCreate(&st.blas));
   cublasHandle_t blas = st.blas;
   st.cleanup.add([blas] { cublasDestroy(blas); });
+  configure_pool(device);
+  st.spin_scale = calibrate_spin(device, st.streams[0]);
   ncclUniqueId unique;
   if (nccl_id.size() != sizeof(unique.internal)) {
     throw std::runtime_error("the NCCL unique id has " + std::to_string(nccl_id.size()) +

@@ -128,10 +128,6 @@ class RankReplay {
   std::unique_ptr<ReplaySession> session_;
 };
 
-double makespan(const ExecutionTimes& times) {
-  return times.end_s.empty() ? 0 : *std::max_element(times.end_s.begin(), times.end_s.end());
-}
-
 void keep_largest(std::vector<RankGpuMemory>& into, const std::vector<RankGpuMemory>& run) {
   if (into.empty()) into.resize(run.size());
   for (size_t r = 0; r < run.size(); ++r) {
@@ -171,7 +167,8 @@ ReplayTrainingRun replay_freezing_as_rank(const ResolvedScenario& setup, const R
                     make_timeline(program, part.cluster, result.times,
                                   memory_curve(program, result.times), "cuda"),
                     clock, iteration, parts++);
-    clock += makespan(result.times);
+    // Each Program's times start at its own time 0: the next one goes after this one's end.
+    clock += *std::max_element(result.times.end_s.begin(), result.times.end_s.end());
     keep_largest(run.memory, result.memory);
     run.device_name = result.device_name;
     run.shared_gpu_ranks = result.shared_gpu_ranks;
@@ -186,7 +183,7 @@ ReplayTrainingRun replay_freezing_as_rank(const ResolvedScenario& setup, const R
       moved.seconds = 0;
       if (migration.size() > 0) {
         const ReplayRunResult result = rank.run(setup, migration);
-        moved.seconds = makespan(result.times);
+        moved.seconds = result.times.span_s();
         record(result, migration, setup, moved.iteration);
       }
       run.migrations.push_back(moved);
@@ -203,7 +200,7 @@ ReplayTrainingRun replay_freezing_as_rank(const ResolvedScenario& setup, const R
     part.training.iterations = replayed;
     const Program program = build_program(part);
     const ReplayRunResult result = rank.run(part, program);
-    phase.iteration_time_s = makespan(result.times) / replayed;
+    phase.iteration_time_s = result.times.span_s() / replayed;
     record(result, program, part, phase.first_iteration);
     run.training_time_s += phase.iteration_time_s * phase.iterations;
     run.phases.push_back(phase);

@@ -12,16 +12,6 @@
 #include "sim/schedule/build_program.h"
 
 namespace pipetwin {
-namespace {
-
-double span_of(const ExecutionTimes& times) {
-  if (times.start_s.empty()) return 0;
-  return *std::max_element(times.end_s.begin(), times.end_s.end()) -
-         *std::min_element(times.start_s.begin(), times.start_s.end());
-}
-
-}  // namespace
-
 RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEnvironment& env,
                                      const RealRunOptions& options) {
   const FreezeSpec& spec = setup.freeze;
@@ -68,7 +58,7 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
     for (int32_t l = 0; l < layers; ++l) {
       run.gradient_norms[it / interval][l] += result.gradient_norms.at(0)[l];
     }
-    phase.iteration_time_s += span_of(result.times);
+    phase.iteration_time_s += result.times.span_s();
     const MemoryCurve memory = memory_curve(with_measured_stash(program, result), result.times);
     append_timeline(run.timeline,
                     make_timeline(program, part.cluster, result.times, memory, "torch"), 0, it,
@@ -103,7 +93,7 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
         m.bytes += moved.payload_bytes[i];
         model_bytes += migration.instructions[i].bytes;
       }
-      m.seconds = span_of(moved.times);
+      m.seconds = moved.times.span_s();
       append_timeline(run.timeline,
                       make_timeline(migration, setup.cluster, moved.times,
                                     memory_curve(migration, moved.times), "torch"),

@@ -2,6 +2,7 @@
 // turned into a Timeline.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 namespace pipetwin {
@@ -9,6 +10,13 @@ namespace pipetwin {
 struct ExecutionTimes {
   std::vector<double> start_s;  // indexed like Program::instructions
   std::vector<double> end_s;
+
+  // From the first start to the last end (0 for no instructions).
+  double span_s() const {
+    if (start_s.empty()) return 0;
+    return *std::max_element(end_s.begin(), end_s.end()) -
+           *std::min_element(start_s.begin(), start_s.end());
+  }
 };
 
 }  // namespace pipetwin
