@@ -5,6 +5,7 @@
 
 #include "sim/errors.h"
 #include "sim/exec/analytic_executor.h"
+#include "sim/exec/interference.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/schedule/build_program.h"
@@ -36,6 +37,7 @@ SimulationResult simulate_setup(const ResolvedScenario& setup, const SimulationO
   SimulationResult result;
   result.setup = setup;
   result.program = build_program(result.setup);
+  apply_interference(result.program, result.setup.cluster);
   result.times = options.engine == "simgrid"
                      ? run_simgrid(result.program, result.setup.cluster, result.setup.simgrid)
                      : run_analytic(result.program, result.setup.cluster);

@@ -16,6 +16,7 @@
 #endif
 #include "backend/common/local_launcher.h"
 #include "backend/torch/link_calibration.h"
+#include "sim/cli/calibrate_from_trace.h"
 #include "sim/cli/cli_app.h"
 #include "sim/errors.h"
 #include "sim/scenario/loaded_scenario.h"
@@ -32,6 +33,8 @@ struct CalibrateArgs {
   double timeout_s = 60;
   std::string output;
   std::string backend = "gloo";
+  std::string from_timeline;
+  std::vector<std::string> overrides;
 };
 
 void write_scenario(const LoadedScenario& loaded, const std::string& header,
@@ -108,7 +111,10 @@ std::vector<std::string> with_gloo_backend(std::vector<std::string> argv) {
 }
 
 void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& argv) {
-  LoadedScenario loaded = load_scenario(args.scenario, {});
+  if (!args.from_timeline.empty()) {
+    return calibrate_from_trace(args.scenario, args.overrides, args.from_timeline, args.output);
+  }
+  LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
   for (int64_t s : args.sizes) {
     if (s < 4) throw InputError("--sizes: each message needs at least 4 bytes");
   }
@@ -154,7 +160,8 @@ void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& ar
 
 void add_calibrate_command(CLI::App& app, const std::vector<std::string>& argv) {
   auto args = std::make_shared<CalibrateArgs>();
-  CLI::App* cmd = app.add_subcommand("calibrate", "measure the links between ranks");
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "measure the links between ranks, or fit a scenario to a measured run");
   cmd->add_option("scenario", args->scenario, "scenario whose cluster to calibrate")->required();
   cmd->add_option("--nproc", args->nproc, "ranks to spawn locally")->default_val(2);
   cmd->add_option("--sizes", args->sizes, "message sizes in bytes")->delimiter(',');
@@ -163,6 +170,10 @@ void add_calibrate_command(CLI::App& app, const std::vector<std::string>& argv) 
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--timeout", args->timeout_s, "seconds any wait may take")->default_val(60);
   cmd->add_option("-o,--output", args->output, "scenario to write (default: stdout)");
+  cmd->add_option("--from", args->from_timeline,
+                  "fit the scenario's costs, links and interference to this measured run "
+                  "(a `pipetwin run --timeline` of the scenario) instead of measuring");
+  cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");
   cmd->add_option("--backend", args->backend,
                   "gloo: CPU ranks; cuda: GPUs with CUDA + NCCL (falls back to gloo without one)")
       ->default_val("gloo")

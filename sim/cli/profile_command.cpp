@@ -31,7 +31,11 @@ proto::Scenario profiled_scenario(const LoadedScenario& loaded, const ResolvedSc
                                   const std::vector<LayerProfile>& profiles) {
   proto::Scenario out = loaded.scenario;
   proto::Model* model = out.mutable_model();
+  const bool zoo = model->has_zoo();
+  const proto::Zoo architecture = model->zoo();
   model->Clear();
+  // The zoo block stays beside the measured layers: the real backends build it.
+  if (zoo) *model->mutable_zoo() = architecture;
   model->set_layer_batch(1);  // activation bytes below are per sample
   for (const LayerProfile& p : profiles) {
     proto::Layer* layer = model->add_layers();

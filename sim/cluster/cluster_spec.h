@@ -36,6 +36,14 @@ struct FabricSpec {
   double oversubscription = 1;
 };
 
+// cluster.interference: how compute and transfers of one device slow each other while
+// they overlap (sim/exec/interference.h).
+struct InterferenceSpec {
+  double compute_slowdown = 0;   // extra compute seconds per second overlapped by a transfer
+  double transfer_slowdown = 0;  // extra transfer seconds per second overlapped by compute
+  bool any() const { return compute_slowdown > 0 || transfer_slowdown > 0; }
+};
+
 struct ClusterSpec {
   std::vector<DeviceSpec> devices;
   int nodes = 1;
@@ -46,6 +54,7 @@ struct ClusterSpec {
   bool has_host_link = false;
   double host_memory_bytes = 0;  // per node: where offloaded activations go
   FabricSpec fabric;
+  InterferenceSpec interference;
   // A SimGrid XML platform (resolved path) replacing the built fabric, and the host of
   // each device on it (empty: the platform's hosts in name order).
   std::string simgrid_platform;

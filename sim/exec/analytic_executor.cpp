@@ -21,6 +21,7 @@ ExecutionTimes run_analytic(const Program& program, const ClusterSpec& cluster) 
     } else {
       durations[i] = instr.compute_s;
     }
+    durations[i] += instr.interference_s;
   }
   for (int32_t g = 0; g < program.num_groups(); ++g) {
     std::vector<int32_t> devices;
@@ -28,7 +29,9 @@ ExecutionTimes run_analytic(const Program& program, const ClusterSpec& cluster) 
     const int32_t first = program.members_of_group(g).front();
     const double seconds =
         ring_allreduce_seconds(cluster, devices, program.instructions[first].bytes);
-    for (int32_t m : program.members_of_group(g)) durations[m] = seconds;
+    for (int32_t m : program.members_of_group(g)) {
+      durations[m] = seconds + program.instructions[m].interference_s;
+    }
   }
   const auto duration = [&](int32_t i, int32_t) { return durations[i]; };
   const WalkResult walk = walk_in_dependency_order(program, duration, times.start_s, times.end_s);

@@ -74,6 +74,10 @@ struct Instruction {
   int32_t peer_device = -1;  // transfers: the other end
   int64_t bytes = 0;         // transfers, copies: payload; ALLREDUCE: the gradients reduced
   double compute_s = 0;      // compute ops: duration on this device
+  // Extra seconds this op takes because compute and transfers of its device overlap
+  // (cluster.interference; set by apply_interference, 0 otherwise). Both ends of a
+  // transfer, and all members of a collective, carry the same value.
+  double interference_s = 0;
   // FWD allocates this at its start; BWD frees it at its end; a SEND_STASH frees it on
   // the forward device when the stash has left.
   int64_t stash_bytes = 0;

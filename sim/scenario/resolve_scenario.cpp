@@ -124,6 +124,20 @@ ClusterSpec resolve_cluster(const Checker& check, const LoadedScenario& loaded) 
   cluster.host_memory_bytes = (c.has_host_memory_gib() ? c.host_memory_gib() : 512) * kGiB;
   cluster.nodes = c.nodes();
   cluster.fabric = resolve_fabric(check, c);
+  if (c.has_interference()) {
+    const proto::Interference& i = c.interference();
+    check.non_negative(i.compute_slowdown(), "cluster.interference.compute_slowdown");
+    check.non_negative(i.transfer_slowdown(), "cluster.interference.transfer_slowdown");
+    // Beyond this an op would mostly wait for its neighbours: almost surely a typo.
+    for (const auto& [value, field] : {std::pair{i.compute_slowdown(), "compute_slowdown"},
+                                       std::pair{i.transfer_slowdown(), "transfer_slowdown"}}) {
+      if (!(value <= 10)) {
+        check.fail(std::string("cluster.interference.") + field,
+                   "must be at most 10 (got " + number(value) + ")");
+      }
+    }
+    cluster.interference = {i.compute_slowdown(), i.transfer_slowdown()};
+  }
   for (int n = 0; n < c.nodes(); ++n) {
     for (int g = 0; g < c.gpus_per_node(); ++g) {
       DeviceSpec device;
@@ -249,23 +263,7 @@ ModelSpec resolve_layers(const Checker& check, const proto::Model& m) {
   return model_from_layers(m, m.layer_batch());
 }
 
-ModelSpec resolve_model(const Checker& check, const LoadedScenario& loaded) {
-  const proto::Scenario& s = loaded.scenario;
-  check.require(s.has_model(), "model");
-  const proto::Model& m = s.model();
-  const int sources = (m.layers_size() > 0) + m.has_pipedream_profile() + m.has_zoo();
-  if (sources != 1) {
-    check.fail("model", sources == 0 ? "no model: give layers, pipedream_profile or zoo"
-                                     : "give exactly one of layers, pipedream_profile, zoo");
-  }
-  if (m.layers_size() > 0) return resolve_layers(check, m);
-  if (m.has_pipedream_profile()) {
-    check.positive(m.has_profile_batch(), m.profile_batch(), "model.profile_batch");
-    const std::string text =
-        read_scenario_relative_file(loaded, m.pipedream_profile(), "model.pipedream_profile");
-    return model_from_pipedream(text, m.profile_batch(), m.profile_input_cost(),
-                                m.pipedream_profile());
-  }
+ModelSpec resolve_zoo(const Checker& check, const proto::Model& m) {
   try {
     return model_from_zoo(m.zoo());
   } catch (const InputError& e) {
@@ -275,6 +273,38 @@ ModelSpec resolve_model(const Checker& check, const LoadedScenario& loaded) {
     if (message.rfind("model.zoo", 0) != 0 || colon == std::string::npos) throw;
     check.fail(message.substr(0, colon), message.substr(colon + 2));
   }
+}
+
+ModelSpec resolve_model(const Checker& check, const LoadedScenario& loaded) {
+  const proto::Scenario& s = loaded.scenario;
+  check.require(s.has_model(), "model");
+  const proto::Model& m = s.model();
+  // A zoo model may carry explicit layers: measured costs (pipetwin profile, calibrate
+  // --from) of the architecture the real backends build from the zoo block.
+  const bool measured_zoo = m.has_zoo() && m.layers_size() > 0;
+  const int sources = (m.layers_size() > 0) + m.has_pipedream_profile() + m.has_zoo();
+  if (sources != 1 && !(measured_zoo && sources == 2)) {
+    check.fail("model", sources == 0 ? "no model: give layers, pipedream_profile or zoo"
+                                     : "give exactly one of layers, pipedream_profile, zoo "
+                                       "(or a zoo with its measured layers)");
+  }
+  if (measured_zoo) {
+    const size_t architecture_layers = resolve_zoo(check, m).layers.size();
+    if (static_cast<size_t>(m.layers_size()) != architecture_layers) {
+      check.fail("model.layers", "has " + std::to_string(m.layers_size()) +
+                                     " layers but the zoo model has " +
+                                     std::to_string(architecture_layers));
+    }
+  }
+  if (m.layers_size() > 0) return resolve_layers(check, m);
+  if (m.has_pipedream_profile()) {
+    check.positive(m.has_profile_batch(), m.profile_batch(), "model.profile_batch");
+    const std::string text =
+        read_scenario_relative_file(loaded, m.pipedream_profile(), "model.pipedream_profile");
+    return model_from_pipedream(text, m.profile_batch(), m.profile_input_cost(),
+                                m.pipedream_profile());
+  }
+  return resolve_zoo(check, m);
 }
 
 UnequalPlan resolve_stage_plans(const Checker& check, const proto::Schedule& p,

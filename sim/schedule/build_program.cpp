@@ -12,17 +12,16 @@
 #include "sim/schedule/weight_versions.h"
 
 namespace pipetwin {
-namespace {
 
 double device_flops(const ResolvedScenario& setup, int device) {
   return setup.cluster.devices[device].peak_flops * setup.model.efficiency;
 }
 
-// Chunk c of the model runs on device c % stages (Megatron's interleaving; with one
-// virtual stage, stage s on device s).
 int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk) {
   return chunk % setup.schedule.stages;
 }
+
+namespace {
 
 // PipeDream updates after every microbatch; 2BW and APapo once per iteration, APapo under
 // micro-batch control. Each stage keeps the weight versions its in-flight microbatches

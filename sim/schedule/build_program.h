@@ -17,6 +17,13 @@ std::vector<int32_t> place_layers(const ResolvedScenario& setup);
 // place_layers as [first, last) layer ranges, one per model chunk.
 std::vector<std::pair<int32_t, int32_t>> chunk_layer_ranges(const ResolvedScenario& setup);
 
+// The FLOP/s FLOP-counted layers reach on `device` (its peak times the model's efficiency).
+double device_flops(const ResolvedScenario& setup, int device);
+
+// Chunk c of the model runs on device c % stages (Megatron's interleaving; with one
+// virtual stage, stage s on device s), in the first replica.
+int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk);
+
 // Forward + backward seconds of each layer for one microbatch of the scenario's size (a
 // frozen layer: forward only), on device 0: what placement balances.
 std::vector<double> layer_times(const ResolvedScenario& setup);

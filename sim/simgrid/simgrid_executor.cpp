@@ -99,12 +99,12 @@ class LaneRunner {
     if (is_send(instr.op)) {
       sg4::CommPtr comm = mailbox_of(i)->put_async(&token, static_cast<uint64_t>(instr.bytes));
       comm->wait();
-      record(i, comm->get_start_time(), comm->get_finish_time());
+      record_slowed(i, comm->get_start_time(), comm->get_finish_time());
     } else if (is_recv(instr.op)) {
       char* received = nullptr;
       sg4::CommPtr comm = mailbox_of(p_.partner[i])->get_async<char>(&received);
       comm->wait();
-      record(i, comm->get_start_time(), comm->get_finish_time());
+      record_slowed(i, comm->get_start_time(), comm->get_finish_time());
     } else if (is_collective(instr.op)) {
       ring_allreduce(i);
     } else if (is_copy(instr.op)) {
@@ -117,7 +117,8 @@ class LaneRunner {
       comm->wait();
       record(i, comm->get_start_time(), comm->get_finish_time());
     } else {
-      const double flops = instr.compute_s * hosts_[instr.device]->get_speed();
+      const double flops =
+          (instr.compute_s + instr.interference_s) * hosts_[instr.device]->get_speed();
       sg4::ExecPtr exec = sg4::this_actor::exec_init(flops);
       exec->start();
       exec->wait();
@@ -149,7 +150,15 @@ class LaneRunner {
       in->wait();
       barriers_[g]->wait();
     }
-    record(i, start, sg4::Engine::get_clock());
+    record_slowed(i, start, sg4::Engine::get_clock());
+  }
+
+  // A transfer slowed by interference holds its lane for the extra time after its flow
+  // has finished (the link itself is released at the flow's end).
+  void record_slowed(int32_t i, double start, double end) {
+    const double extra = p_.instructions[i].interference_s;
+    if (extra > 0) sg4::this_actor::sleep_until(end + extra);
+    record(i, start, end + extra);
   }
 
   void record(int32_t i, double start, double end) {

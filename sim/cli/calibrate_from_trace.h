@@ -1,0 +1,16 @@
+// `pipetwin calibrate SCENARIO --from MEASURED.timeline [-o OUT]`: the scenario's costs,
+// links and interference fitted to a measured run of it (sim/fit/trace_fit.h). Needs no
+// real backend: it reads a timeline that `pipetwin run --timeline` wrote.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pipetwin {
+
+// Writes the fitted scenario to `output` (stdout when empty) and reports on stderr how
+// the fitted scenario simulates the run it was fitted on.
+void calibrate_from_trace(const std::string& scenario, const std::vector<std::string>& overrides,
+                          const std::string& timeline_path, const std::string& output);
+
+}  // namespace pipetwin

@@ -1,0 +1,51 @@
+// Interference between compute and communication on one device (cluster.interference):
+// a compute op overlapped by transfers of its device for t seconds takes
+// compute_slowdown * t longer; a transfer overlapped by compute on either of its devices
+// for t seconds takes transfer_slowdown * t longer. The overlap depends on the times,
+// which depend on the delays, so the delays are the fixed point of that rule on the
+// analytic walk. Both engines then add the same delays (Instruction::interference_s).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/cluster/cluster_spec.h"
+#include "sim/exec/execution_times.h"
+#include "sim/program/program.h"
+
+namespace pipetwin {
+
+// What an op does to a device while it runs, for the interference rule.
+enum class Activity : uint8_t { kCompute, kCommunication, kNeither };
+Activity activity_of(Op op);
+
+// The union of each device's busy intervals of one kind of activity, and how much of an
+// interval it covers.
+class BusyIntervals {
+ public:
+  explicit BusyIntervals(int32_t devices) : intervals_(devices) {}
+  void add(int32_t device, double start, double end);
+  void finish();  // merges each device's intervals; call once before overlap()
+  // Seconds of [start, end) during which `device` was busy.
+  double overlap(int32_t device, double start, double end) const;
+
+ private:
+  std::vector<std::vector<std::pair<double, double>>> intervals_;
+};
+
+// For every instruction of `program` run at `times`: how long it overlapped the other
+// kind of activity (compute ops: communication of their device; transfers: compute of
+// the busier of their two devices; collectives: compute of their device).
+std::vector<double> interference_overlap(const Program& program, const ExecutionTimes& times);
+
+struct InterferenceFixedPoint {
+  int32_t rounds = 0;
+  double last_change_s = 0;  // largest change of any delay in the last round
+};
+
+// Sets every instruction's interference_s to the fixed point of the rule (damped
+// iteration of the analytic walk, at most `max_rounds`). No-op without interference.
+InterferenceFixedPoint apply_interference(Program& program, const ClusterSpec& cluster,
+                                          int32_t max_rounds = 60);
+
+}  // namespace pipetwin

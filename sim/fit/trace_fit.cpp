@@ -1,0 +1,386 @@
+#include "sim/fit/trace_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "sim/errors.h"
+#include "sim/exec/interference.h"
+#include "sim/fit/least_squares.h"
+#include "sim/program/instruction.h"
+#include "sim/schedule/build_program.h"
+
+namespace pipetwin {
+namespace {
+
+std::optional<Op> op_named(const std::string& name) {
+  for (int k = 0; k <= static_cast<int>(Op::kMigrateRecv); ++k) {
+    if (name == op_name(static_cast<Op>(k))) return static_cast<Op>(k);
+  }
+  return std::nullopt;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+// The scenario's own cost of layer `l` in one direction for b samples on chunk c's device.
+double prior_seconds(const ResolvedScenario& setup, int32_t chunk, int32_t layer, bool forward,
+                     double samples) {
+  const ModelLayer& m = setup.model.layers[layer];
+  const double flops = device_flops(setup, chunk_device(setup, chunk));
+  return (forward ? m.fwd : m.bwd).seconds(samples, flops);
+}
+
+struct Measured {
+  const Span* span;
+  Op op;
+  double overlap;  // with the other kind of activity, as the interference rule counts it
+};
+
+// Every span with its op and its overlap, checked against the scenario.
+std::vector<Measured> measured_spans(const ResolvedScenario& setup, const Timeline& timeline,
+                                     const std::string& name) {
+  const int32_t devices = static_cast<int32_t>(setup.cluster.devices.size());
+  BusyIntervals compute(devices), communication(devices);
+  std::vector<Measured> out;
+  for (const Span& span : timeline.spans) {
+    const std::optional<Op> op = op_named(span.op);
+    if (!op) continue;  // a span kind this version does not fit
+    if (span.device < 0 || span.device >= devices ||
+        (is_transfer(*op) && (span.peer_device < 0 || span.peer_device >= devices))) {
+      throw InputError(name + ": span " + span.name + " runs on device " +
+                       std::to_string(span.device) + ", but the scenario has " +
+                       std::to_string(devices) + " devices: was it measured from this scenario?");
+    }
+    out.push_back({&span, *op, 0});
+    if (activity_of(*op) == Activity::kCompute) compute.add(span.device, span.start_s, span.end_s);
+    if (activity_of(*op) == Activity::kCommunication) {
+      communication.add(span.device, span.start_s, span.end_s);
+    }
+  }
+  compute.finish();
+  communication.finish();
+  for (Measured& m : out) {
+    const Span& s = *m.span;
+    if (activity_of(m.op) == Activity::kCompute) {
+      m.overlap = communication.overlap(s.device, s.start_s, s.end_s);
+    } else if (is_transfer(m.op)) {
+      m.overlap = std::max(compute.overlap(s.device, s.start_s, s.end_s),
+                           compute.overlap(s.peer_device, s.start_s, s.end_s));
+    }
+  }
+  return out;
+}
+
+// Compute: columns 2k, 2k+1 for block k = 2 * chunk + (backward), then compute_slowdown.
+void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spans,
+                 const std::string& name, TraceFit& fit) {
+  const auto ranges = chunk_layer_ranges(setup);
+  const int32_t chunks = static_cast<int32_t>(ranges.size());
+  std::vector<std::vector<const Measured*>> blocks(2 * chunks);
+  for (const Measured& m : spans) {
+    if (m.op != Op::kFwd && m.op != Op::kBwd) continue;
+    if (m.span->stage < 0 || m.span->stage >= chunks) {
+      throw InputError(name + ": span " + m.span->name + " belongs to stage " +
+                       std::to_string(m.span->stage) + ", but the scenario has " +
+                       std::to_string(chunks) +
+                       " model chunks: was it measured from this "
+                       "scenario?");
+    }
+    blocks[2 * m.span->stage + (m.op == Op::kBwd)].push_back(&m);
+  }
+  auto chunk_prior = [&](int32_t c, bool forward, double b) {
+    double total = 0;
+    for (int32_t l = ranges[c].first; l < ranges[c].second; ++l) {
+      total += prior_seconds(setup, c, l, forward, b);
+    }
+    return total;
+  };
+  LinearRows rows;
+  rows.columns = 4 * chunks + 1;
+  const int32_t slowdown = 4 * chunks;
+  fit.compute.clear();
+  for (int32_t k = 0; k < 2 * chunks; ++k) {
+    ChunkCostFit block;
+    block.chunk = k / 2;
+    block.forward = k % 2 == 0;
+    block.spans = static_cast<int32_t>(blocks[k].size());
+    std::set<int32_t> sizes;
+    for (const Measured* m : blocks[k]) sizes.insert(m->span->samples());
+    block.sizes.assign(sizes.begin(), sizes.end());
+    block.linear = sizes.size() >= 2;
+    for (const Measured* m : blocks[k]) {
+      std::vector<double> row(rows.columns, 0.0);
+      const double b = m->span->samples();
+      if (block.linear) {
+        row[2 * k] = 1;
+        row[2 * k + 1] = b;
+      } else {
+        const double prior = chunk_prior(block.chunk, block.forward, b);
+        row[2 * k] = prior > 0 ? prior : b;  // a zero-cost prior: proportional to samples
+      }
+      row[slowdown] = m->overlap;
+      rows.add(std::move(row), m->span->duration_s());
+    }
+    fit.compute.push_back(block);
+  }
+  std::vector<int32_t> all(rows.columns);
+  for (int32_t k = 0; k < rows.columns; ++k) all[k] = k;
+  const LinearFit solved = fit_least_squares(rows, all);
+  for (int32_t k = 0; k < 2 * chunks; ++k) {
+    ChunkCostFit& block = fit.compute[k];
+    if (block.spans == 0) continue;  // never measured (a frozen chunk's backward): prior kept
+    if (block.linear) {
+      block.fixed_s = solved.coefficients[2 * k];
+      block.per_sample_s = solved.coefficients[2 * k + 1];
+    } else {
+      const double b = block.sizes.front();
+      const double prior = chunk_prior(block.chunk, block.forward, b);
+      if (prior > 0) {
+        block.scale = solved.coefficients[2 * k];
+      } else {  // proportional to samples: written as a per-sample cost
+        block.linear = true;
+        block.per_sample_s = solved.coefficients[2 * k];
+      }
+    }
+  }
+  fit.interference.compute_slowdown = solved.coefficients[slowdown];
+  fit.compute_outliers = solved.outliers;
+  fit.compute_rms_s = solved.rms_residual;
+
+  fit.optim_s.assign(chunks, -1);
+  std::vector<std::vector<double>> optim(chunks);
+  for (const Measured& m : spans) {
+    if (m.op == Op::kOptim && m.span->stage >= 0 && m.span->stage < chunks) {
+      optim[m.span->stage].push_back(m.span->duration_s());
+    }
+  }
+  for (int32_t c = 0; c < chunks; ++c) {
+    if (!optim[c].empty()) fit.optim_s[c] = median(optim[c]);
+  }
+}
+
+// Links: columns latency and seconds per byte of intra_node (0, 1) and inter_node (2, 3),
+// then transfer_slowdown (4).
+void fit_links(const ResolvedScenario& setup, const std::vector<Measured>& spans, TraceFit& fit) {
+  std::vector<const Measured*> sends[2];  // intra, inter
+  for (const Measured& m : spans) {
+    if (!is_send(m.op)) continue;
+    const bool inter = setup.cluster.devices[m.span->device].node !=
+                       setup.cluster.devices[m.span->peer_device].node;
+    sends[inter].push_back(&m);
+  }
+  const LinkSpec* prior[2] = {&setup.cluster.intra_node, &setup.cluster.inter_node};
+  bool keep_bandwidth[2];
+  for (int g = 0; g < 2; ++g) {
+    double lo = INFINITY, hi = 0;
+    for (const Measured* m : sends[g]) {
+      lo = std::min(lo, static_cast<double>(m->span->bytes));
+      hi = std::max(hi, static_cast<double>(m->span->bytes));
+    }
+    // The bandwidth is told apart from the latency only by messages of different sizes.
+    keep_bandwidth[g] = !(hi > 0 && hi - lo > 0.05 * hi);
+  }
+  LinearFit solved;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    LinearRows rows;
+    rows.columns = 5;
+    for (int g = 0; g < 2; ++g) {
+      for (const Measured* m : sends[g]) {
+        std::vector<double> row(5, 0.0);
+        const double bytes = static_cast<double>(m->span->bytes);
+        double y = m->span->duration_s();
+        row[2 * g] = 1;
+        if (keep_bandwidth[g]) {
+          const double bw = prior[g]->bandwidth_bytes_per_s;
+          if (bw > 0) y -= bytes / bw;
+        } else {
+          row[2 * g + 1] = bytes;
+        }
+        row[4] = m->overlap;
+        rows.add(std::move(row), y);
+      }
+    }
+    solved = fit_least_squares(rows, {0, 1, 2, 3, 4});
+    bool refit = false;
+    for (int g = 0; g < 2; ++g) {
+      if (!keep_bandwidth[g] && !sends[g].empty() && !(solved.coefficients[2 * g + 1] > 0)) {
+        keep_bandwidth[g] = refit = true;  // no bandwidth could be seen: keep the scenario's
+      }
+    }
+    if (!refit) break;
+  }
+  for (int g = 0; g < 2; ++g) {
+    LinkTimeFit& link = g == 0 ? fit.intra_node : fit.inter_node;
+    link.transfers = static_cast<int32_t>(sends[g].size());
+    if (link.transfers == 0) continue;
+    link.latency_s = solved.coefficients[2 * g];
+    link.bandwidth_kept = keep_bandwidth[g];
+    link.bandwidth_bytes_per_s =
+        keep_bandwidth[g] ? prior[g]->bandwidth_bytes_per_s : 1 / solved.coefficients[2 * g + 1];
+  }
+  fit.interference.transfer_slowdown = solved.coefficients[4];
+  fit.transfer_outliers = solved.outliers;
+  fit.transfer_rms_s = solved.rms_residual;
+}
+
+// Layer l's fitted seconds in one direction for b samples, from its chunk's block.
+double layer_seconds(const ResolvedScenario& setup, const ChunkCostFit& block,
+                     std::pair<int32_t, int32_t> range, int32_t l, double b) {
+  if (block.spans == 0 || !block.linear) {
+    return block.scale * prior_seconds(setup, block.chunk, l, block.forward, b);
+  }
+  // The chunk's line, split in the proportions of the scenario's costs at the measured
+  // size (equally when the scenario's costs are all zero).
+  const double reference = block.sizes[block.sizes.size() / 2];
+  double total = 0;
+  for (int32_t k = range.first; k < range.second; ++k) {
+    total += prior_seconds(setup, block.chunk, k, block.forward, reference);
+  }
+  const double share = total > 0
+                           ? prior_seconds(setup, block.chunk, l, block.forward, reference) / total
+                           : 1.0 / (range.second - range.first);
+  return share * (block.fixed_s + block.per_sample_s * b);
+}
+
+}  // namespace
+
+TraceFit fit_trace(const ResolvedScenario& setup, const Timeline& measured,
+                   const std::string& timeline_name) {
+  TraceFit fit;
+  const std::vector<Measured> spans = measured_spans(setup, measured, timeline_name);
+  if (spans.empty()) throw InputError(timeline_name + ": the timeline has no spans");
+  double first = INFINITY, last = -INFINITY;
+  for (const Measured& m : spans) {
+    first = std::min(first, m.span->start_s);
+    last = std::max(last, m.span->end_s);
+  }
+  fit.measured_makespan_s = last - first;
+  fit_compute(setup, spans, timeline_name, fit);
+  for (const ChunkCostFit& block : fit.compute) {
+    if (block.spans == 0 && block.forward) {
+      throw InputError(timeline_name + ": no FWD span of stage " + std::to_string(block.chunk) +
+                       ": was it measured from this scenario?");
+    }
+  }
+  fit_links(setup, spans, fit);
+  return fit;
+}
+
+proto::Scenario fitted_scenario(const proto::Scenario& original, const ResolvedScenario& setup,
+                                const TraceFit& fit) {
+  proto::Scenario out = original;
+  proto::Model* model = out.mutable_model();
+  const bool zoo = model->has_zoo();
+  const proto::Zoo architecture = model->zoo();
+  model->Clear();
+  if (zoo) *model->mutable_zoo() = architecture;
+  model->set_layer_batch(1);  // bytes below are per sample; costs are absolute
+  const auto ranges = chunk_layer_ranges(setup);
+  const int32_t batch = setup.training.global_batch / setup.training.data_parallel;
+  for (int32_t c = 0; c < static_cast<int32_t>(ranges.size()); ++c) {
+    const ChunkCostFit& fwd = fit.compute[2 * c];
+    const ChunkCostFit& bwd = fit.compute[2 * c + 1];
+    // Sizes the cost points are written at: powers of two up to the batch, and those measured.
+    std::set<int32_t> grid(fwd.sizes.begin(), fwd.sizes.end());
+    grid.insert(bwd.sizes.begin(), bwd.sizes.end());
+    for (int32_t b = 1; b < 2 * batch; b *= 2) grid.insert(std::min(b, batch));
+    int64_t chunk_parameters = 0;
+    for (int32_t l = ranges[c].first; l < ranges[c].second; ++l) {
+      chunk_parameters += setup.model.layers[l].parameter_bytes;
+    }
+    for (int32_t l = ranges[c].first; l < ranges[c].second; ++l) {
+      const ModelLayer& source = setup.model.layers[l];
+      proto::Layer* layer = model->add_layers();
+      layer->set_name(source.name);
+      layer->set_activation_bytes(std::llround(source.activation_bytes_per_sample));
+      layer->set_parameter_bytes(source.parameter_bytes);
+      if (source.stash_bytes_per_sample != source.activation_bytes_per_sample) {
+        layer->set_stash_bytes(std::llround(source.stash_bytes_per_sample));
+      }
+      const double share = chunk_parameters > 0
+                               ? static_cast<double>(source.parameter_bytes) / chunk_parameters
+                               : 1.0 / (ranges[c].second - ranges[c].first);
+      layer->set_optim_ms(1e3 *
+                          (fit.optim_s[c] >= 0 ? fit.optim_s[c] * share : source.optim_seconds));
+      if (fwd.linear && bwd.linear && fwd.spans > 0 && bwd.spans > 0) {
+        const double at_one = layer_seconds(setup, fwd, ranges[c], l, 1);
+        const double at_zero = layer_seconds(setup, fwd, ranges[c], l, 0);
+        layer->set_fwd_fixed_ms(1e3 * at_zero);
+        layer->set_fwd_per_sample_ms(1e3 * (at_one - at_zero));
+        const double bwd_one = layer_seconds(setup, bwd, ranges[c], l, 1);
+        const double bwd_zero = layer_seconds(setup, bwd, ranges[c], l, 0);
+        layer->set_bwd_fixed_ms(1e3 * bwd_zero);
+        layer->set_bwd_per_sample_ms(1e3 * (bwd_one - bwd_zero));
+        continue;
+      }
+      for (int32_t b : grid) {
+        proto::CostPoint* point = layer->add_cost_points();
+        point->set_batch(b);
+        point->set_fwd_ms(1e3 * layer_seconds(setup, fwd, ranges[c], l, b));
+        point->set_bwd_ms(1e3 * layer_seconds(setup, bwd, ranges[c], l, b));
+      }
+    }
+  }
+  // The measured run's placement, so that the fitted costs describe the same stages.
+  proto::Schedule* schedule = out.mutable_schedule();
+  schedule->clear_partition();
+  for (const auto& [first, last] : ranges) schedule->add_partition(last - first);
+  proto::Cluster* cluster = out.mutable_cluster();
+  for (const auto& [link, proto_link] :
+       {std::pair{&fit.intra_node, cluster->mutable_intra_node()},
+        std::pair{&fit.inter_node, cluster->mutable_inter_node()}}) {
+    if (link->transfers == 0) continue;
+    proto_link->set_latency_us(1e6 * link->latency_s);
+    proto_link->set_bandwidth_gbytes_per_s(link->bandwidth_bytes_per_s / 1e9);
+  }
+  if (fit.inter_node.transfers == 0 && !original.cluster().has_inter_node()) {
+    cluster->clear_inter_node();
+  }
+  cluster->mutable_interference()->set_compute_slowdown(fit.interference.compute_slowdown);
+  cluster->mutable_interference()->set_transfer_slowdown(fit.interference.transfer_slowdown);
+  out.set_name((original.has_name() ? original.name() : setup.name) + "-fitted");
+  return out;
+}
+
+std::string describe_fit(const TraceFit& fit, const std::string& timeline_name) {
+  std::ostringstream out;
+  out << "# Fitted by `pipetwin calibrate --from " << timeline_name
+      << "` to that measured run (makespan " << fit.measured_makespan_s * 1e3 << " ms):\n";
+  for (const ChunkCostFit& b : fit.compute) {
+    out << "#   stage " << b.chunk << (b.forward ? " FWD" : " BWD") << ": " << b.spans << " spans";
+    if (b.spans == 0) {
+      out << ", the scenario's costs kept\n";
+    } else if (b.linear) {
+      out << " of " << b.sizes.size() << " sizes -> " << b.fixed_s * 1e3 << " ms + "
+          << b.per_sample_s * 1e3 << " ms/sample\n";
+    } else {
+      out << " of " << b.sizes.front() << " samples -> " << b.scale
+          << " x the scenario's cost curve\n";
+    }
+  }
+  out << "#   compute: rms residual " << fit.compute_rms_s * 1e6 << " us, " << fit.compute_outliers
+      << " outlier spans left out; optimizer: median OPTIM span\n";
+  for (const auto& [name, link] :
+       {std::pair{"intra_node", &fit.intra_node}, std::pair{"inter_node", &fit.inter_node}}) {
+    if (link->transfers == 0) continue;
+    out << "#   " << name << ": " << link->transfers << " transfers -> latency "
+        << link->latency_s * 1e6 << " us, bandwidth " << link->bandwidth_bytes_per_s / 1e9
+        << " GB/s" << (link->bandwidth_kept ? " (kept: one message size)" : "") << "\n";
+  }
+  out << "#   transfers: rms residual " << fit.transfer_rms_s * 1e6 << " us, "
+      << fit.transfer_outliers << " outliers left out\n"
+      << "#   interference: compute +" << fit.interference.compute_slowdown
+      << " s per s overlapped by a transfer, transfers +" << fit.interference.transfer_slowdown
+      << " s per s overlapped by compute\n";
+  return out.str();
+}
+
+}  // namespace pipetwin

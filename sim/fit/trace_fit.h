@@ -1,0 +1,75 @@
+// Trace-driven calibration: fits a scenario's costs to a measured run of that scenario
+// (`pipetwin calibrate SCENARIO --from MEASURED.timeline`), so that the simulators
+// predict the machine as it behaves under load rather than op by op in isolation.
+//
+// What is fitted, jointly, by least squares over the measured spans (sim/fit/least_squares.h):
+//  - compute: per model chunk and direction, the span's time for b samples. With several
+//    microbatch sizes in the run, a fixed part plus a part per sample; with one, a factor
+//    on the scenario's own cost curve (whose shape then carries to other sizes). Each
+//    chunk's fit is split over its layers in the proportions of the scenario's costs.
+//  - the optimizer step per chunk (the median OPTIM span), split by parameter bytes;
+//  - links: latency and bandwidth of intra_node and inter_node transfers as measured
+//    (both directions, activations and gradients together). With one message size the
+//    bandwidth stays the scenario's and the latency absorbs the rest;
+//  - interference (cluster.interference): one compute_slowdown shared by every compute
+//    span, against how long each span overlapped transfers of its device; one
+//    transfer_slowdown shared by every transfer, against how long it overlapped compute.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scenario.pb.h"
+#include "sim/cluster/cluster_spec.h"
+#include "sim/scenario/resolved_scenario.h"
+#include "traces/timeline.h"
+
+namespace pipetwin {
+
+// One chunk's compute in one direction.
+struct ChunkCostFit {
+  int32_t chunk = 0;
+  bool forward = true;
+  int32_t spans = 0;
+  std::vector<int32_t> sizes;  // distinct microbatch sizes measured
+  bool linear = false;         // fixed + per-sample fitted (several sizes)
+  double fixed_s = 0;
+  double per_sample_s = 0;
+  double scale = 1;  // !linear: measured over the scenario's cost curve
+};
+
+struct LinkTimeFit {
+  int32_t transfers = 0;  // 0: not measured; the scenario's link stays
+  double latency_s = 0;
+  double bandwidth_bytes_per_s = 0;
+  bool bandwidth_kept = false;  // one message size: the scenario's bandwidth was kept
+};
+
+struct TraceFit {
+  std::vector<ChunkCostFit> compute;  // chunk-major, forward then backward
+  std::vector<double> optim_s;        // per chunk; < 0: no OPTIM span measured
+  LinkTimeFit intra_node;
+  LinkTimeFit inter_node;
+  InterferenceSpec interference;
+  int32_t compute_outliers = 0;  // spans left out of the compute fit
+  int32_t transfer_outliers = 0;
+  double compute_rms_s = 0;
+  double transfer_rms_s = 0;
+  double measured_makespan_s = 0;
+};
+
+// Throws InputError (naming `timeline_name`) when the timeline cannot be a run of
+// `setup` (other devices, chunks without spans).
+TraceFit fit_trace(const ResolvedScenario& setup, const Timeline& measured,
+                   const std::string& timeline_name);
+
+// `original` with the fitted costs: model.layers written next to a zoo block (which the
+// real backends build), the links and cluster.interference set, and the placement kept.
+proto::Scenario fitted_scenario(const proto::Scenario& original, const ResolvedScenario& setup,
+                                const TraceFit& fit);
+
+// Comment lines (each starting with "# ") saying what was fitted from what.
+std::string describe_fit(const TraceFit& fit, const std::string& timeline_name);
+
+}  // namespace pipetwin
