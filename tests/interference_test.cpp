@@ -100,7 +100,7 @@ TEST(Interference, BusyIntervalsMergeAndMeasureOverlap) {
 
 TEST(Interference, RejectsAnAbsurdSlowdownWithItsField) {
   try {
-    resolved(two_stage_text(0, 50));
+    resolved(two_stage_text(0, 1.0));
     FAIL() << "accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("cluster.interference.transfer_slowdown"),

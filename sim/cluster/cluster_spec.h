@@ -39,9 +39,15 @@ struct FabricSpec {
 // cluster.interference: how compute and transfers of one device slow each other while
 // they overlap (sim/exec/interference.h).
 struct InterferenceSpec {
-  double compute_slowdown = 0;   // extra compute seconds per second overlapped by a transfer
-  double transfer_slowdown = 0;  // extra transfer seconds per second overlapped by compute
+  double compute_slowdown = 0;   // speed a compute op loses while a transfer runs, in [0, 1)
+  double transfer_slowdown = 0;  // speed a transfer loses while compute runs, in [0, 1)
   bool any() const { return compute_slowdown > 0 || transfer_slowdown > 0; }
+};
+
+// cluster.dispatch: host-side time between ops (sim/program/dependency_walk.h).
+struct DispatchSpec {
+  double issue_s = 0;   // after the lane's previous op ended
+  double wakeup_s = 0;  // after a dependency on another lane ended
 };
 
 struct ClusterSpec {
@@ -55,6 +61,7 @@ struct ClusterSpec {
   double host_memory_bytes = 0;  // per node: where offloaded activations go
   FabricSpec fabric;
   InterferenceSpec interference;
+  DispatchSpec dispatch;
   // A SimGrid XML platform (resolved path) replacing the built fabric, and the host of
   // each device on it (empty: the platform's hosts in name order).
   std::string simgrid_platform;

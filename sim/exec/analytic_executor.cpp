@@ -34,7 +34,9 @@ ExecutionTimes run_analytic(const Program& program, const ClusterSpec& cluster) 
     }
   }
   const auto duration = [&](int32_t i, int32_t) { return durations[i]; };
-  const WalkResult walk = walk_in_dependency_order(program, duration, times.start_s, times.end_s);
+  const WalkResult walk =
+      walk_in_dependency_order(program, duration, times.start_s, times.end_s,
+                               cluster.dispatch.issue_s, cluster.dispatch.wakeup_s);
   if (walk.executed != program.size()) {
     throw RuntimeFailure("analytic executor: the program deadlocks at " +
                          program.describe(walk.blocked));

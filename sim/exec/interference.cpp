@@ -80,15 +80,25 @@ std::vector<double> interference_overlap(const Program& program, const Execution
 
 namespace {
 
-// The rule's delays for overlaps `overlap`: pairs and groups share the larger of their
-// members' so that they keep one start and end.
+// The delays the rule gives each op for the overlaps it had at `times`: an op of base
+// duration w that spends a fraction f of its time overlapped, losing a fraction g of its
+// speed there, takes d = w / (1 - g f), so its delay is w g f / (1 - g f). Pairs and
+// groups share the larger of their members' so that they keep one start and end.
 std::vector<double> delays_for(const Program& program, const InterferenceSpec& spec,
-                               const std::vector<double>& overlap) {
+                               const ExecutionTimes& times) {
+  const std::vector<double> overlap = interference_overlap(program, times);
   std::vector<double> delay(program.size(), 0.0);
   for (int32_t i = 0; i < program.size(); ++i) {
-    const Activity activity = activity_of(program.instructions[i].op);
-    if (activity == Activity::kCompute) delay[i] = spec.compute_slowdown * overlap[i];
-    if (activity == Activity::kCommunication) delay[i] = spec.transfer_slowdown * overlap[i];
+    const Instruction& ins = program.instructions[i];
+    const Activity activity = activity_of(ins.op);
+    const double lost = activity == Activity::kCompute         ? spec.compute_slowdown
+                        : activity == Activity::kCommunication ? spec.transfer_slowdown
+                                                               : 0.0;
+    const double duration = times.end_s[i] - times.start_s[i];
+    if (lost == 0 || !(duration > 0)) continue;
+    const double base = std::max(0.0, duration - ins.interference_s);
+    const double slowed = lost * std::min(1.0, overlap[i] / duration);
+    delay[i] = base * slowed / (1 - slowed);
   }
   for (int32_t i = 0; i < program.size(); ++i) {
     const int32_t j = program.partner[i];
@@ -113,18 +123,18 @@ InterferenceFixedPoint apply_interference(Program& program, const ClusterSpec& c
   if (!cluster.interference.any()) return result;
   for (; result.rounds < max_rounds; ++result.rounds) {
     const ExecutionTimes times = run_analytic(program, cluster);
-    const std::vector<double> target =
-        delays_for(program, cluster.interference, interference_overlap(program, times));
-    // Damped: a longer op overlaps more, which can overshoot and oscillate undamped.
+    const std::vector<double> target = delays_for(program, cluster.interference, times);
+    // Undamped first (the overlapped fractions settle within a few rounds); damped later,
+    // in case two ops' overlaps keep pushing each other back and forth.
+    const double keep = result.rounds < max_rounds / 2 ? 0.0 : 0.5;
     result.last_change_s = 0;
     for (int32_t i = 0; i < program.size(); ++i) {
       double& delay = program.instructions[i].interference_s;
-      const double next = result.rounds == 0 ? target[i] : 0.5 * (delay + target[i]);
+      const double next = keep * delay + (1 - keep) * target[i];
       result.last_change_s = std::max(result.last_change_s, std::abs(next - delay));
       delay = next;
     }
-    const double makespan = times.span_s();
-    if (result.last_change_s <= 1e-12 * std::max(makespan, 1e-12)) {
+    if (result.last_change_s <= 1e-12 * std::max(times.span_s(), 1e-12)) {
       ++result.rounds;
       break;
     }

@@ -1,9 +1,10 @@
 // Interference between compute and communication on one device (cluster.interference):
-// a compute op overlapped by transfers of its device for t seconds takes
-// compute_slowdown * t longer; a transfer overlapped by compute on either of its devices
-// for t seconds takes transfer_slowdown * t longer. The overlap depends on the times,
-// which depend on the delays, so the delays are the fixed point of that rule on the
-// analytic walk. Both engines then add the same delays (Instruction::interference_s).
+// a compute op runs at (1 - compute_slowdown) of its speed while a transfer of its device
+// runs; a transfer at (1 - transfer_slowdown) of its speed while either of its devices
+// computes. An op of base duration w overlapped for o seconds thus takes w + slowdown * o.
+// The overlap depends on the times, which depend on the delays, so the delays are the
+// fixed point of that rule on the analytic walk. Both engines then add the same delays
+// (Instruction::interference_s).
 #pragma once
 
 #include <cstdint>
@@ -43,8 +44,8 @@ struct InterferenceFixedPoint {
   double last_change_s = 0;  // largest change of any delay in the last round
 };
 
-// Sets every instruction's interference_s to the fixed point of the rule (damped
-// iteration of the analytic walk, at most `max_rounds`). No-op without interference.
+// Sets every instruction's interference_s to the fixed point of the rule (iterating the
+// analytic walk, at most `max_rounds` times). No-op without interference.
 InterferenceFixedPoint apply_interference(Program& program, const ClusterSpec& cluster,
                                           int32_t max_rounds = 60);
 

@@ -115,4 +115,17 @@ LinearFit fit_least_squares(const LinearRows& rows, const std::vector<int32_t>& 
   return fit;
 }
 
+LinearFit fit_least_squares_capped(LinearRows rows, const std::vector<int32_t>& non_negative,
+                                   int32_t capped, double cap, double outlier_mads) {
+  LinearFit fit = fit_least_squares(rows, non_negative, outlier_mads);
+  if (!(fit.coefficients[capped] > cap)) return fit;
+  for (size_t r = 0; r < rows.y.size(); ++r) {
+    rows.y[r] -= cap * rows.x[r][capped];
+    rows.x[r][capped] = 0;
+  }
+  fit = fit_least_squares(rows, non_negative, outlier_mads);
+  fit.coefficients[capped] = cap;
+  return fit;
+}
+
 }  // namespace pipetwin

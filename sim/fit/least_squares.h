@@ -34,4 +34,9 @@ struct LinearFit {
 LinearFit fit_least_squares(const LinearRows& rows, const std::vector<int32_t>& non_negative,
                             double outlier_mads = 8);
 
+// The same with column `capped` held at most `cap`: past it, the column is fixed at the cap
+// and the others refitted.
+LinearFit fit_least_squares_capped(LinearRows rows, const std::vector<int32_t>& non_negative,
+                                   int32_t capped, double cap, double outlier_mads = 8);
+
 }  // namespace pipetwin

@@ -10,10 +10,16 @@
 //  - the optimizer step per chunk (the median OPTIM span), split by parameter bytes;
 //  - links: latency and bandwidth of intra_node and inter_node transfers as measured
 //    (both directions, activations and gradients together). With one message size the
-//    bandwidth stays the scenario's and the latency absorbs the rest;
+//    bandwidth stays the scenario's and the latency absorbs the rest; when overlap and
+//    duration move together (every transfer overlapped compute), the scenario's link stays (measure it alone with
+//    `pipetwin calibrate`) and only the slowdown is fitted;
 //  - interference (cluster.interference): one compute_slowdown shared by every compute
 //    span, against how long each span overlapped transfers of its device; one
-//    transfer_slowdown shared by every transfer, against how long it overlapped compute.
+//    transfer_slowdown shared by every transfer, against how long it overlapped compute;
+//    each at most 0.95;
+//  - dispatch (cluster.dispatch): the median gap between an op's readiness (in the
+//    scenario's Program) and its measured start, after its lane predecessor (issue) and
+//    after a dependency on another lane (wake-up).
 #pragma once
 
 #include <cstdint>
@@ -44,6 +50,7 @@ struct LinkTimeFit {
   double latency_s = 0;
   double bandwidth_bytes_per_s = 0;
   bool bandwidth_kept = false;  // one message size: the scenario's bandwidth was kept
+  bool link_kept = false;       // overlap hid the link's own time: the scenario's was kept
 };
 
 struct TraceFit {
@@ -52,6 +59,10 @@ struct TraceFit {
   LinkTimeFit intra_node;
   LinkTimeFit inter_node;
   InterferenceSpec interference;
+  DispatchSpec dispatch;
+  int32_t dispatch_matched = 0;  // instructions of the scenario's Program found in the run
+  int32_t issue_gaps = 0;
+  int32_t wakeup_gaps = 0;
   int32_t compute_outliers = 0;  // spans left out of the compute fit
   int32_t transfer_outliers = 0;
   double compute_rms_s = 0;

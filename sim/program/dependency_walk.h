@@ -24,9 +24,14 @@ struct WalkResult {
 // per group, with i one of its members). Every instruction starts when its lane
 // predecessor and dependencies have ended; a pair or a collective starts when all its
 // members are ready, and they share one start and end.
+//
+// Host-side dispatch: an instruction starts no earlier than `issue_s` after its lane
+// predecessor ended (the host issuing it), nor earlier than `wakeup_s` after a dependency
+// on another lane ended (a thread waking up, an event wait). Both 0 by default.
 template <class Duration>
 WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
-                                    std::vector<double>& start, std::vector<double>& end) {
+                                    std::vector<double>& start, std::vector<double>& end,
+                                    double issue_s = 0, double wakeup_s = 0) {
   // Lanes are swept in order, each as far as its dependencies allow, so instructions
   // are read sequentially; a lane that stalls is resumed when what it waits for ends.
   const int32_t n = p.size();
@@ -68,7 +73,8 @@ WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
     lane_free[lane] = e;
     for (int32_t d : p.dependents_of(i)) {
       Node& next = node[d];
-      if (e > next.ready) next.ready = e;
+      const double ready = next.lane == lane ? e : e + wakeup_s;
+      if (ready > next.ready) next.ready = ready;
       if (--next.remaining == 0) wake(next.lane);
     }
   };
@@ -81,7 +87,8 @@ WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
     while (head[lane] < lane_end) {
       const int32_t i = head[lane];
       if (node[i].remaining != 0) break;  // woken again when the last dependency ends
-      const double t = std::max(node[i].ready, lane_free[lane]);
+      const double t =
+          std::max(node[i].ready, i == p.lane_begin[lane] ? 0.0 : lane_free[lane] + issue_s);
       // Only send/recv lanes hold transfers and only collective lanes hold collectives,
       // so the compute lane, most of the work, never reads the pairing tables.
       const int kind = lane % kLaneCount;

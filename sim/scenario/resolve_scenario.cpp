@@ -128,15 +128,22 @@ ClusterSpec resolve_cluster(const Checker& check, const LoadedScenario& loaded) 
     const proto::Interference& i = c.interference();
     check.non_negative(i.compute_slowdown(), "cluster.interference.compute_slowdown");
     check.non_negative(i.transfer_slowdown(), "cluster.interference.transfer_slowdown");
-    // Beyond this an op would mostly wait for its neighbours: almost surely a typo.
+    // A fraction of speed lost: at 1 an overlapped op would never finish.
     for (const auto& [value, field] : {std::pair{i.compute_slowdown(), "compute_slowdown"},
                                        std::pair{i.transfer_slowdown(), "transfer_slowdown"}}) {
-      if (!(value <= 10)) {
+      if (!(value < 1)) {
         check.fail(std::string("cluster.interference.") + field,
-                   "must be at most 10 (got " + number(value) + ")");
+                   "is the fraction of speed an overlapped op loses: must be below 1 (got " +
+                       number(value) + ")");
       }
     }
     cluster.interference = {i.compute_slowdown(), i.transfer_slowdown()};
+  }
+  if (c.has_dispatch()) {
+    const proto::Dispatch& d = c.dispatch();
+    check.non_negative(d.issue_us(), "cluster.dispatch.issue_us");
+    check.non_negative(d.wakeup_us(), "cluster.dispatch.wakeup_us");
+    cluster.dispatch = {d.issue_us() * 1e-6, d.wakeup_us() * 1e-6};
   }
   for (int n = 0; n < c.nodes(); ++n) {
     for (int g = 0; g < c.gpus_per_node(); ++g) {

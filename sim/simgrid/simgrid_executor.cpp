@@ -53,7 +53,11 @@ class LaneRunner {
  public:
   LaneRunner(const Program& program, const ClusterSpec& cluster,
              const std::vector<sg4::Host*>& hosts)
-      : p_(program), cluster_(cluster), hosts_(hosts), remaining_(program.size()) {
+      : p_(program),
+        cluster_(cluster),
+        hosts_(hosts),
+        remaining_(program.size()),
+        ready_(program.size(), 0.0) {
     for (int32_t i = 0; i < p_.size(); ++i) remaining_[i] = p_.dep_begin[i + 1] - p_.dep_begin[i];
     const int32_t lanes = p_.num_devices * kLaneCount;
     for (int32_t l = 0; l < lanes; ++l) {
@@ -89,6 +93,12 @@ class LaneRunner {
         std::unique_lock<sg4::Mutex> lock(*mutexes_[lane]);
         while (remaining_[i] > 0) wakeups_[lane]->wait(lock);
       }
+      // Host-side dispatch (cluster.dispatch), as the analytic walk adds it.
+      double earliest = ready_[i];
+      if (i > p_.lane_begin[lane]) {
+        earliest = std::max(earliest, times_.end_s[i - 1] + cluster_.dispatch.issue_s);
+      }
+      if (earliest > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(earliest);
       run_instruction(i);
       complete(i);
     }
@@ -169,6 +179,9 @@ class LaneRunner {
   void complete(int32_t i) {
     ++completed_;
     for (int32_t d : p_.dependents_of(i)) {
+      if (p_.lane_index(d) != p_.lane_index(i)) {
+        ready_[d] = std::max(ready_[d], times_.end_s[i] + cluster_.dispatch.wakeup_s);
+      }
       if (--remaining_[d] == 0) wakeups_[p_.lane_index(d)]->notify_all();
     }
   }
@@ -177,6 +190,7 @@ class LaneRunner {
   const ClusterSpec& cluster_;
   const std::vector<sg4::Host*>& hosts_;
   std::vector<int32_t> remaining_;
+  std::vector<double> ready_;  // when cross-lane dependencies allow a start (dispatch)
   std::vector<sg4::MutexPtr> mutexes_;
   std::vector<sg4::ConditionVariablePtr> wakeups_;
   std::vector<sg4::BarrierPtr> barriers_;  // one per collective group
