@@ -9,6 +9,7 @@
 
 #include "sim/errors.h"
 #include "sim/fit/least_squares.h"
+#include "sim/fit/makespan_match.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/simulate.h"
@@ -99,6 +100,20 @@ TEST(TraceFit, FittedScenarioSimulatesTheRunItWasFittedOn) {
   const double predicted = again.times.span_s();
   EXPECT_NEAR(predicted / fit.measured_makespan_s, 1.0, 0.01);
   EXPECT_EQ(again.setup.schedule.partition, (std::vector<int32_t>{2, 2, 2}));
+}
+
+TEST(TraceFit, MakespanMatchAddsTheUnexplainedWaitingToTheWakeupGap) {
+  proto::Scenario scenario = loaded(kTruth).scenario;
+  const double simulated = simulate(loaded(kTruth), {}).times.span_s();
+  const MakespanMatch longer = match_makespan(scenario, ".", 1.05 * simulated);
+  EXPECT_NEAR(longer.simulated_after_s / (1.05 * simulated), 1.0, 1e-3);
+  EXPECT_GT(longer.wakeup_after_s, longer.wakeup_before_s);
+  EXPECT_DOUBLE_EQ(scenario.cluster().dispatch().wakeup_us(), longer.wakeup_after_s * 1e6);
+  // A run faster than the simulation: nothing is taken away.
+  proto::Scenario same = loaded(kTruth).scenario;
+  const MakespanMatch shorter = match_makespan(same, ".", 0.9 * simulated);
+  EXPECT_EQ(shorter.wakeup_after_s, 0);
+  EXPECT_NEAR(shorter.simulated_after_s, simulated, 1e-12);
 }
 
 TEST(TraceFit, OneMicrobatchSizeScalesTheScenarioCurve) {

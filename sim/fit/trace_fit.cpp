@@ -21,11 +21,23 @@ namespace {
 // op barely progresses, and the fixed point becomes as sensitive as the measurement noise.
 constexpr double kMaxSlowdown = 0.95;
 
+// Rows left out as outliers: none. A preempted op is rare but not exceptional on a loaded
+// machine, and the makespan adds the ops on its critical path, so their mean, tail
+// included, is what a prediction of the typical run needs.
+constexpr double kOutlierMads = 0;
+
 std::optional<Op> op_named(const std::string& name) {
   for (int k = 0; k <= static_cast<int>(Op::kMigrateRecv); ++k) {
     if (name == op_name(static_cast<Op>(k))) return static_cast<Op>(k);
   }
   return std::nullopt;
+}
+
+double mean(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum / values.size();
 }
 
 double median(std::vector<double> values) {
@@ -138,7 +150,8 @@ void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spa
   }
   std::vector<int32_t> all(rows.columns);
   for (int32_t k = 0; k < rows.columns; ++k) all[k] = k;
-  const LinearFit solved = fit_least_squares_capped(rows, all, slowdown, kMaxSlowdown);
+  const LinearFit solved =
+      fit_least_squares_capped(rows, all, slowdown, kMaxSlowdown, kOutlierMads);
   for (int32_t k = 0; k < 2 * chunks; ++k) {
     ChunkCostFit& block = fit.compute[k];
     if (block.spans == 0) continue;  // never measured (a frozen chunk's backward): prior kept
@@ -175,8 +188,8 @@ void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spa
 // Links: columns latency and seconds per byte of intra_node (0, 1) and inter_node (2, 3),
 // then transfer_slowdown (4). When the joint fit finds an overlapped transfer barely
 // progressing (slowdown past the cap), overlap and duration moved together and the link's
-// own time cannot be told from the slowdown: the scenario's links are kept (the isolated
-// micro-benchmark of `pipetwin calibrate`) and only the slowdown is fitted.
+// own time cannot be told from the slowdown: the links are then fitted as they ran, under
+// load, with no slowdown. Fewer than 5 transfers keep the scenario's link.
 void fit_links(const ResolvedScenario& setup, const std::vector<Measured>& spans, TraceFit& fit) {
   std::vector<const Measured*> sends[2];  // intra, inter
   for (const Measured& m : spans) {
@@ -187,6 +200,7 @@ void fit_links(const ResolvedScenario& setup, const std::vector<Measured>& spans
   }
   const LinkSpec* prior[2] = {&setup.cluster.intra_node, &setup.cluster.inter_node};
   bool keep_bandwidth[2], keep_link[2];
+  bool under_load = false;
   for (int g = 0; g < 2; ++g) {
     double lo = INFINITY, hi = 0;
     for (const Measured* m : sends[g]) {
@@ -221,15 +235,16 @@ void fit_links(const ResolvedScenario& setup, const std::vector<Measured>& spans
         rows.add(std::move(row), y);
       }
     }
-    solved = fit_least_squares(rows, {0, 1, 2, 3, 4});
-    bool refit = false;
-    if (solved.coefficients[4] > kMaxSlowdown && !(keep_link[0] && keep_link[1])) {
-      // Overlap and duration move together: the base cannot be told from the slowdown.
-      keep_link[0] = keep_link[1] = keep_bandwidth[0] = keep_bandwidth[1] = refit = true;
-      continue;
+    if (under_load) {
+      for (auto& row : rows.x) row[4] = 0;
     }
+    solved = fit_least_squares(rows, {0, 1, 2, 3, 4}, kOutlierMads);
+    bool refit = false;
     if (solved.coefficients[4] > kMaxSlowdown) {
-      solved = fit_least_squares_capped(rows, {0, 1, 2, 3, 4}, 4, kMaxSlowdown);
+      // Overlap and duration moved together: the link's own time cannot be told from the
+      // slowdown. The links are fitted as they ran, under load, without a slowdown.
+      under_load = refit = true;
+      continue;
     }
     for (int g = 0; g < 2; ++g) {
       if (!keep_bandwidth[g] && !sends[g].empty() && !(solved.coefficients[2 * g + 1] > 0)) {
@@ -243,6 +258,7 @@ void fit_links(const ResolvedScenario& setup, const std::vector<Measured>& spans
     link.transfers = static_cast<int32_t>(sends[g].size());
     if (link.transfers == 0) continue;
     link.link_kept = keep_link[g];
+    link.under_load = under_load;
     link.bandwidth_kept = keep_bandwidth[g];
     link.latency_s = keep_link[g] ? prior[g]->latency_s : solved.coefficients[2 * g];
     link.bandwidth_bytes_per_s =
@@ -256,7 +272,8 @@ void fit_links(const ResolvedScenario& setup, const std::vector<Measured>& spans
 // Dispatch: the measured gaps between an op's readiness and its start, as the Program
 // of the scenario defines readiness. An op whose last constraint was a dependency on
 // another lane waited for a wake-up; one whose last constraint was its lane predecessor
-// waited for the host to issue it. Each is the median of its gaps.
+// waited for the host to issue it. Each is the mean of its gaps (the tail included, as
+// for the costs).
 void fit_dispatch(const ResolvedScenario& setup, const Timeline& timeline, TraceFit& fit) {
   const Program program = build_program(setup);
   using Key = std::tuple<int32_t, std::string, int32_t, int32_t, int32_t, int32_t>;
@@ -311,8 +328,8 @@ void fit_dispatch(const ResolvedScenario& setup, const Timeline& timeline, Trace
       issue.push_back(start - lane);
     }
   }
-  fit.dispatch.issue_s = std::max(0.0, median(issue));
-  fit.dispatch.wakeup_s = std::max(0.0, median(wakeup));
+  fit.dispatch.issue_s = std::max(0.0, mean(issue));
+  fit.dispatch.wakeup_s = std::max(0.0, mean(wakeup));
   fit.issue_gaps = static_cast<int32_t>(issue.size());
   fit.wakeup_gaps = static_cast<int32_t>(wakeup.size());
 }
@@ -463,20 +480,20 @@ std::string describe_fit(const TraceFit& fit, const std::string& timeline_name) 
     out << "#   " << name << ": " << link->transfers << " transfers -> latency "
         << link->latency_s * 1e6 << " us, bandwidth " << link->bandwidth_bytes_per_s / 1e9
         << " GB/s"
-        << (link->link_kept        ? " (the scenario's: every transfer overlapped compute)"
+        << (link->link_kept        ? " (the scenario's: too few transfers)"
             : link->bandwidth_kept ? " (bandwidth kept: one message size)"
                                    : "")
+        << (link->under_load ? ", as seen under load (overlap and duration moved together)" : "")
         << "\n";
   }
   out << "#   transfers: rms residual " << fit.transfer_rms_s * 1e6 << " us, "
       << fit.transfer_outliers << " outliers left out\n"
       << "#   interference: compute loses " << 100 * fit.interference.compute_slowdown
-      << "% of its speed while a transfer runs, transfers " << 100 * fit.interference.transfer_slowdown
-      << "% while compute runs\n"
+      << "% of its speed while a transfer runs, transfers "
+      << 100 * fit.interference.transfer_slowdown << "% while compute runs\n"
       << "#   dispatch: " << fit.dispatch.issue_s * 1e6 << " us to issue an op after its lane's "
-      << "previous one (median of " << fit.issue_gaps << " gaps), " << fit.dispatch.wakeup_s * 1e6
-      << " us to start after a dependency on another lane (median of " << fit.wakeup_gaps
-      << ")\n";
+      << "previous one (mean of " << fit.issue_gaps << " gaps), " << fit.dispatch.wakeup_s * 1e6
+      << " us to start after a dependency on another lane (mean of " << fit.wakeup_gaps << ")\n";
   return out.str();
 }
 

@@ -11,8 +11,8 @@
 //  - links: latency and bandwidth of intra_node and inter_node transfers as measured
 //    (both directions, activations and gradients together). With one message size the
 //    bandwidth stays the scenario's and the latency absorbs the rest; when overlap and
-//    duration move together (every transfer overlapped compute), the scenario's link stays (measure it alone with
-//    `pipetwin calibrate`) and only the slowdown is fitted;
+//    duration move together (every transfer overlapped compute), the scenario's link stays (measure
+//    it alone with `pipetwin calibrate`) and only the slowdown is fitted;
 //  - interference (cluster.interference): one compute_slowdown shared by every compute
 //    span, against how long each span overlapped transfers of its device; one
 //    transfer_slowdown shared by every transfer, against how long it overlapped compute;
@@ -50,7 +50,8 @@ struct LinkTimeFit {
   double latency_s = 0;
   double bandwidth_bytes_per_s = 0;
   bool bandwidth_kept = false;  // one message size: the scenario's bandwidth was kept
-  bool link_kept = false;       // overlap hid the link's own time: the scenario's was kept
+  bool link_kept = false;       // too few transfers: the scenario's link was kept
+  bool under_load = false;      // fitted as the transfers ran, no transfer_slowdown
 };
 
 struct TraceFit {
