@@ -1,0 +1,57 @@
+#include "sim/umpipe/full_model_check.h"
+
+#include <cmath>
+
+#include "sim/errors.h"
+#include "sim/simulate.h"
+
+namespace pipetwin {
+
+bool evaluator_misses_model(const ResolvedScenario& setup) {
+  const ClusterSpec& c = setup.cluster;
+  return c.interference.any() || c.dispatch.issue_s > 0 || c.dispatch.wakeup_s > 0;
+}
+
+namespace {
+
+double full_model_seconds(const ResolvedScenario& setup, const UmpipeSearchResult& result,
+                          const UnequalPlan& plan) {
+  ResolvedScenario s = setup;
+  s.schedule.kind = proto::UMPIPE;
+  s.schedule.stage_plans = plan;
+  s.schedule.partition = result.partition;
+  s.training.iterations = 1;
+  s.freeze.enabled = false;
+  try {
+    return simulate_setup(s, {}).times.span_s();
+  } catch (const RuntimeFailure&) {
+    return INFINITY;  // out of memory
+  }
+}
+
+}  // namespace
+
+FullModelChoice choose_with_full_model(const ResolvedScenario& setup,
+                                       const UmpipeSearchResult& result) {
+  const UmpipeBaselineResults& b = result.baselines;
+  const std::vector<std::pair<std::string, const UnequalPlan*>> plans = {
+      {"search", &result.best},
+      {"global greedy DP", &b.global_dp.plan},
+      {"local greedy", &b.local_greedy_plan},
+      {"GPipe", &b.gpipe_plan}};
+  FullModelChoice choice;
+  choice.seconds = INFINITY;
+  for (const auto& [name, plan] : plans) {
+    if (plan->stages.empty()) continue;
+    const double seconds = full_model_seconds(setup, result, *plan);
+    choice.candidates.emplace_back(name, seconds);
+    if (seconds < choice.seconds) {
+      choice.seconds = seconds;
+      choice.chosen = name;
+      choice.plan = *plan;
+    }
+  }
+  return choice;
+}
+
+}  // namespace pipetwin

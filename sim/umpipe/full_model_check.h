@@ -1,0 +1,33 @@
+// The UMPIPE search scores plans with the fast PlanEvaluator, which equals the analytic
+// executor without host-side dispatch gaps or interference. When the scenario has them
+// (a scenario fitted by `pipetwin calibrate --from`), many small microbatches pay for
+// gaps the evaluator does not see. So the search's plan and the baselines' plans are
+// simulated with the full model, and the fastest of them is the one to run.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/scenario/resolved_scenario.h"
+#include "sim/umpipe/umpipe_search.h"
+
+namespace pipetwin {
+
+struct FullModelChoice {
+  std::string chosen;  // "search", "local greedy", "global greedy DP" or "GPipe"
+  UnequalPlan plan;
+  double seconds = 0;  // one iteration, full model
+  // Every candidate's iteration time under the full model (+inf: it does not fit).
+  std::vector<std::pair<std::string, double>> candidates;
+};
+
+// Whether the fast evaluator leaves out part of the scenario's model.
+bool evaluator_misses_model(const ResolvedScenario& setup);
+
+// The fastest of the search's plan and the baselines' plans, each lowered to a Program
+// and simulated (analytic engine, one iteration, with dispatch and interference).
+FullModelChoice choose_with_full_model(const ResolvedScenario& setup,
+                                       const UmpipeSearchResult& result);
+
+}  // namespace pipetwin
