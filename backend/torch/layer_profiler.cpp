@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "backend/torch/background_load.h"
 #include "backend/torch/optimizers.h"
 #include "backend/torch/torch_pch.h"
 #include "backend/torch/zoo_modules.h"
@@ -37,9 +38,11 @@ torch::Tensor random_input(const ZooArchitecture& arch, int layer, int64_t batch
 }  // namespace
 
 std::vector<LayerProfile> profile_layers(const ResolvedScenario& setup,
-                                         const std::vector<int>& batches, int warmup, int repeats) {
+                                         const std::vector<int>& batches, int warmup, int repeats,
+                                         int load_threads) {
   if (!setup.zoo) throw InputError("pipetwin profile measures zoo models (model.zoo)");
   torch::set_num_threads(1);  // as each rank runs
+  const BackgroundLoad load(load_threads);
   const ZooArchitecture arch = zoo_architecture(*setup.zoo);
   std::vector<LayerProfile> profiles;
   for (int l = 0; l < static_cast<int>(arch.layers.size()); ++l) {

@@ -21,8 +21,10 @@ struct LayerProfile {
   double optim_s = 0;  // median optimizer step over the layer's parameters
 };
 
+// `load_threads` threads keep other cores busy meanwhile (the other ranks of a run).
 // Throws InputError for a model the backend cannot build.
 std::vector<LayerProfile> profile_layers(const ResolvedScenario& setup,
-                                         const std::vector<int>& batches, int warmup, int repeats);
+                                         const std::vector<int>& batches, int warmup, int repeats,
+                                         int load_threads = 0);
 
 }  // namespace pipetwin

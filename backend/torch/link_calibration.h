@@ -17,8 +17,14 @@ struct LinkCalibration {
   std::vector<std::pair<double, double>> samples;  // (bytes, one-way seconds)
 };
 
+struct LinkCalibrations {
+  LinkCalibration alone;       // idle ranks: each size's fastest exchange
+  LinkCalibration under_load;  // every rank keeping a compute thread busy meanwhile
+                               // (background_load.h), as in a run: the median exchange
+};
+
 // Every rank of the job calls it; ranks other than 0 and 1 only join the rendezvous.
-LinkCalibration calibrate_link(const RankEnvironment& env, const std::vector<int64_t>& sizes,
-                               int repeats, double timeout_s);
+LinkCalibrations calibrate_link(const RankEnvironment& env, const std::vector<int64_t>& sizes,
+                                int repeats, double timeout_s);
 
 }  // namespace pipetwin

@@ -34,6 +34,7 @@ struct CalibrateArgs {
   std::string output;
   std::string backend = "gloo";
   std::string from_timeline;
+  bool alone = false;
   std::vector<std::string> overrides;
 };
 
@@ -139,20 +140,35 @@ void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& ar
     return;
   }
   const RankEnvironment env = rank_environment();
-  const LinkCalibration link = calibrate_link(env, args.sizes, args.repeats, args.timeout_s);
+  // Alone, then as a run sees it: both ranks computing meanwhile.
+  const LinkCalibrations links = calibrate_link(env, args.sizes, args.repeats, args.timeout_s);
+  const LinkCalibration& idle = links.alone;
+  const LinkCalibration& loaded_link = links.under_load;
   if (env.rank != 0) return;
-  std::cerr << "bytes        one-way time\n";
-  for (const auto& [bytes, seconds] : link.samples) {
-    std::cerr << bytes << "  " << seconds * 1e6 << " us\n";
+  std::cerr << "bytes        one-way alone   one-way while both ranks compute\n";
+  for (size_t k = 0; k < idle.samples.size(); ++k) {
+    std::cerr << std::left << std::setw(12) << idle.samples[k].first << std::right << " "
+              << std::setw(10) << idle.samples[k].second * 1e6 << " us  " << std::setw(10)
+              << loaded_link.samples[k].second * 1e6 << " us\n";
   }
-  std::cerr << "fit: latency " << link.latency_s * 1e6 << " us, bandwidth "
-            << link.bandwidth_bytes_per_s / 1e9 << " GB/s\n";
+  auto fit_text = [](const LinkCalibration& link) {
+    std::ostringstream text;
+    text << "latency " << link.latency_s * 1e6 << " us, bandwidth "
+         << link.bandwidth_bytes_per_s / 1e9 << " GB/s";
+    return text.str();
+  };
+  std::cerr << "fit alone:        " << fit_text(idle) << "\n"
+            << "fit under load:   " << fit_text(loaded_link) << "\n";
+  const LinkCalibration& chosen = args.alone ? idle : loaded_link;
   proto::Link* intra = loaded.scenario.mutable_cluster()->mutable_intra_node();
-  intra->set_bandwidth_gbytes_per_s(link.bandwidth_bytes_per_s / 1e9);
-  intra->set_latency_us(link.latency_s * 1e6);
+  intra->set_bandwidth_gbytes_per_s(chosen.bandwidth_bytes_per_s / 1e9);
+  intra->set_latency_us(chosen.latency_s * 1e6);
   write_scenario(loaded,
                  "# intra_node measured by `pipetwin calibrate` (Gloo point-to-point, " +
-                     std::to_string(args.nproc) + " ranks).\n",
+                     std::to_string(args.nproc) + " ranks" +
+                     (args.alone ? ", alone" : ", while every rank computes: the median exchange") +
+                     ").\n# Alone: " + fit_text(idle) + "; under load: " + fit_text(loaded_link) +
+                     ".\n",
                  args.output);
 }
 
@@ -174,6 +190,9 @@ void add_calibrate_command(CLI::App& app, const std::vector<std::string>& argv) 
                   "fit the scenario's costs, links and interference to this measured run "
                   "(a `pipetwin run --timeline` of the scenario) instead of measuring");
   cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");
+  cmd->add_flag("--alone", args->alone,
+                "write the link as measured with idle ranks (default: while every rank "
+                "computes, as in a run)");
   cmd->add_option("--backend", args->backend,
                   "gloo: CPU ranks; cuda: GPUs with CUDA + NCCL (falls back to gloo without one)")
       ->default_val("gloo")

@@ -5,8 +5,10 @@
 // runs cut the model the same way. Built into `pipetwin-real` only.
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "backend/torch/layer_profiler.h"
 #include "sim/cli/cli_app.h"
@@ -25,6 +27,7 @@ struct ProfileArgs {
   int repeats = 7;
   std::string output;
   std::vector<std::string> overrides;
+  int load_threads = -1;  // -1: one per other rank of the scenario, at most the other cores
 };
 
 proto::Scenario profiled_scenario(const LoadedScenario& loaded, const ResolvedScenario& setup,
@@ -66,13 +69,19 @@ void run_profile(const ProfileArgs& args) {
   }
   if (args.repeats < 1 || args.warmup < 0)
     throw InputError("--repeats must be >= 1, --warmup >= 0");
+  // As in a run: the other ranks' compute threads keep the other cores busy.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int ranks = static_cast<int>(build_program(setup).num_devices);
+  const int load_threads =
+      args.load_threads >= 0 ? args.load_threads : std::min(ranks - 1, cores - 1);
   const std::vector<LayerProfile> profiles =
-      profile_layers(setup, args.batches, args.warmup, args.repeats);
+      profile_layers(setup, args.batches, args.warmup, args.repeats, load_threads);
   std::string text;
   google::protobuf::TextFormat::PrintToString(profiled_scenario(loaded, setup, profiles), &text);
   text = "# Measured by `pipetwin profile` from " + loaded.source_name + " (median of " +
          std::to_string(args.repeats) + " after " + std::to_string(args.warmup) +
-         " warm-up passes, one thread).\n" + text;
+         " warm-up passes, one thread, " + std::to_string(load_threads) +
+         " other thread(s) computing as the other ranks of a run do).\n" + text;
   if (args.output.empty()) {
     std::cout << text;
   } else {
@@ -92,6 +101,9 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--repeats", args->repeats, "measured passes (median)")->default_val(7);
   cmd->add_option("-o,--output", args->output, "scenario to write (default: stdout)");
   cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");
+  cmd->add_option("--load-threads", args->load_threads,
+                  "threads computing meanwhile, as other ranks would (default: one per other "
+                  "rank of the scenario, at most one per other core; 0: measure alone)");
   cmd->callback([args] { run_profile(*args); });
 }
 
