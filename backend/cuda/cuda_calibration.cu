@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -140,6 +141,52 @@ void measure_nccl_p2p(const std::vector<int64_t>& sizes, int repeats, CudaCalibr
 }
 
 // 13000 -> "13.0"
+// cuBLAS GEMMs of every m in kGemmRows against a k x n operand, per precision.
+constexpr int64_t kGemmN = 8192, kGemmK = 8192;
+constexpr int64_t kGemmRows[] = {128, 256, 512, 1024, 2048, 4096, 8192, 16384};
+
+void measure_gemms(int repeats, CudaCalibration& result) {
+  Cleanup cleanup;
+  PIPETWIN_CHECK(cudaSetDevice(0));
+  cudaStream_t stream = new_stream(0, cleanup);
+  cublasHandle_t blas = nullptr;
+  PIPETWIN_CHECK(cublasCreate(&blas));
+  cleanup.add([blas] { cublasDestroy(blas); });
+  PIPETWIN_CHECK(cublasSetStream(blas, stream));
+  const int64_t max_m = kGemmRows[std::size(kGemmRows) - 1];
+  // 4-byte elements cover every precision; contents do not change a GEMM's speed.
+  void* a = new_device_buffer(0, 4 * max_m * kGemmK, cleanup);
+  void* b = new_device_buffer(0, 4 * kGemmK * kGemmN, cleanup);
+  void* c = new_device_buffer(0, 4 * max_m * kGemmN, cleanup);
+  cudaEvent_t start = new_event(0, cudaEventDefault, cleanup);
+  cudaEvent_t stop = new_event(0, cudaEventDefault, cleanup);
+  struct Precision {
+    cudaDataType_t type;
+    cublasComputeType_t compute;
+    std::vector<GemmSample>* samples;
+  };
+  const Precision precisions[] = {
+      {CUDA_R_16BF, CUBLAS_COMPUTE_32F, &result.gemm_bf16},
+      {CUDA_R_16F, CUBLAS_COMPUTE_32F, &result.gemm_fp16},
+      {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, &result.gemm_fp32}};
+  const float alpha = 1, beta = 0;
+  for (const Precision& p : precisions) {
+    for (int64_t m : kGemmRows) {
+      // Column-major: C (n x m) = B (n x k) * A (k x m), i.e. row-major A (m x k) * B.
+      const double seconds = fastest(repeats, [&] {
+        hold(stream);
+        PIPETWIN_CHECK(cudaEventRecord(start, stream));
+        PIPETWIN_CHECK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, kGemmN, m, kGemmK, &alpha, b,
+                                    p.type, kGemmN, a, p.type, kGemmK, &beta, c, p.type, kGemmN,
+                                    p.compute, CUBLAS_GEMM_DEFAULT));
+        PIPETWIN_CHECK(cudaEventRecord(stop, stream));
+        return elapsed_s(start, stop);
+      });
+      p.samples->push_back({m, kGemmN, kGemmK, seconds});
+    }
+  }
+}
+
 std::string cuda_version(int version) {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
@@ -186,6 +233,7 @@ CudaCalibration calibrate_cuda(const std::vector<int64_t>& sizes, int repeats) {
   result.device_name = properties.name;
 
   measure_copies(sizes, repeats, result);
+  measure_gemms(repeats, result);
   if (result.device_count >= 2) {
     measure_nccl_p2p(sizes, repeats, result);
   } else {

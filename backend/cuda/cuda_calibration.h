@@ -1,7 +1,8 @@
 // backend/cuda: measures a GPU machine with the CUDA runtime and NCCL directly, no
 // LibTorch: host<->device copies from pinned memory (the PCIe host link) on device 0, and
 // NCCL point-to-point between devices 0 and 1 (the intra-node link), each fitted to
-// latency + bytes / bandwidth. Plain C++ header: no CUDA types, callers build with g++.
+// latency + bytes / bandwidth; and cuBLAS GEMM throughput over shapes and precisions
+// (backend/common/gemm_fit.h turns it into the zoo's efficiency). Plain C++ header: no CUDA types, callers build with g++.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/common/gemm_fit.h"
 #include "backend/common/link_fit.h"
 
 namespace pipetwin {
@@ -26,6 +28,10 @@ struct CudaCalibration {
   LinkFit h2d, d2h, nccl_p2p;
   bool nccl_p2p_measured = false;  // false with fewer than 2 devices
   std::string nccl_p2p_note;       // why it was not measured
+  // cuBLAS GEMMs on device 0 (m rows of an m x k by k x n product, n and k fixed), the
+  // fastest of the repeats per shape: BF16 and FP16 inputs with FP32 accumulation, FP32
+  // inputs on TF32 tensor cores (what frameworks use for FP32 training by default).
+  std::vector<GemmSample> gemm_bf16, gemm_fp16, gemm_fp32;
 };
 
 // Times each size `repeats` times after 2 warm-ups and keeps the fastest (noise only adds

@@ -3,6 +3,7 @@
 // that holds a stream for a given time. Only nvcc compiles this.
 #pragma once
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -26,6 +27,13 @@ inline void check(ncclResult_t status, const char* call) {
     const char* detail = ncclGetLastError(nullptr);
     if (detail != nullptr && *detail != '\0') message += std::string(" (") + detail + ")";
     throw std::runtime_error(message);
+  }
+}
+
+inline void check(cublasStatus_t status, const char* call) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw std::runtime_error(std::string(call) + " failed: cuBLAS status " +
+                             std::to_string(static_cast<int>(status)));
   }
 }
 

@@ -23,14 +23,6 @@ namespace pipetwin {
 namespace {
 
 using namespace cuda_support;
-using cuda_support::check;  // next to the cuBLAS overload below
-
-void check(cublasStatus_t status, const char* call) {
-  if (status != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string(call) + " failed: cuBLAS status " +
-                             std::to_string(static_cast<int>(status)));
-  }
-}
 
 // Every transfer pair and all-reduce group gets its own communicator, split from the
 // session's world communicator: each is then driven by one stream per member, in the

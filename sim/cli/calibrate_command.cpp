@@ -52,6 +52,50 @@ void write_scenario(const LoadedScenario& loaded, const std::string& header,
 }
 
 #if PIPETWIN_HAS_CUDA
+// The zoo's efficiency and utilisation curve from the GEMMs of the scenario's precision,
+// against its gpu.peak_tflops; returns the header lines saying so.
+std::string gemm_efficiency(const CudaCalibration& cuda, LoadedScenario& loaded) {
+  proto::Scenario& s = loaded.scenario;
+  const proto::Precision precision = s.training().precision();
+  const std::vector<GemmSample>& samples = precision == proto::BF16   ? cuda.gemm_bf16
+                                           : precision == proto::FP16 ? cuda.gemm_fp16
+                                                                      : cuda.gemm_fp32;
+  const char* name = precision == proto::BF16   ? "BF16"
+                     : precision == proto::FP16 ? "FP16"
+                                                : "FP32 (TF32 tensor cores)";
+  std::cerr << "GEMM m x 8192 x 8192    BF16          FP16          FP32/TF32\n";
+  for (size_t i = 0; i < cuda.gemm_bf16.size(); ++i) {
+    auto tflops = [&](const std::vector<GemmSample>& list) {
+      std::ostringstream text;
+      text << std::fixed << std::setprecision(1) << std::setw(8)
+           << list[i].flops() / list[i].seconds / 1e12 << " TF/s";
+      return text.str();
+    };
+    std::cerr << "m = " << std::left << std::setw(18) << cuda.gemm_bf16[i].m << std::right
+              << tflops(cuda.gemm_bf16) << tflops(cuda.gemm_fp16) << tflops(cuda.gemm_fp32) << "\n";
+  }
+  if (!s.model().has_zoo() || !s.cluster().gpu().has_peak_tflops()) {
+    std::cerr << "pipetwin calibrate: no zoo model: the GEMM efficiency is not written\n";
+    return "";
+  }
+  const GemmEfficiencyFit fit =
+      fit_gemm_efficiency(samples, s.cluster().gpu().peak_tflops() * 1e12);
+  proto::Zoo* zoo = s.mutable_model()->mutable_zoo();
+  // GEMM rows per sample: a GPT sample is seq_len tokens; an MLP sample one row. VGG's
+  // convolutions have a different row count per layer: its efficiency stays flat.
+  const double rows = zoo->name() == "gpt" ? zoo->seq_len() : zoo->name() == "mlp" ? 1 : 0;
+  zoo->set_efficiency(fit.efficiency);
+  if (rows > 0) zoo->set_utilization_half_batch(half_batch_samples(fit, rows));
+  std::ostringstream line;
+  line << "# model.zoo.efficiency " << fit.efficiency << " of " << s.cluster().gpu().peak_tflops()
+       << " TFLOP/s";
+  if (rows > 0) line << " and utilization_half_batch " << zoo->utilization_half_batch();
+  line << " fitted by `pipetwin calibrate --backend cuda` to cuBLAS " << name << " GEMMs on "
+       << cuda.device_name << " (up to " << fit.largest_tflops << " TFLOP/s).\n";
+  std::cerr << line.str().substr(2);
+  return line.str();
+}
+
 // One process drives the GPUs: copies on GPU 0, NCCL between GPUs 0 and 1.
 void calibrate_with_cuda(const CalibrateArgs& args, LoadedScenario& loaded) {
   CudaCalibration cuda;
@@ -98,6 +142,7 @@ void calibrate_with_cuda(const CalibrateArgs& args, LoadedScenario& loaded) {
   } else {
     std::cerr << "pipetwin calibrate: " << cuda.nccl_p2p_note << "\n";
   }
+  header += gemm_efficiency(cuda, loaded);
   write_scenario(loaded, header, args.output);
 }
 #endif
