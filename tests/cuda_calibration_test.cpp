@@ -114,7 +114,7 @@ TEST(CudaCalibration, CalibrateWithoutAGpuFallsBackToGlooOnce) {
   const size_t at = result.err.find(said);
   ASSERT_NE(at, std::string::npos) << result.err;
   EXPECT_EQ(result.err.find(said, at + 1), std::string::npos) << "said twice:\n" << result.err;
-  EXPECT_THAT(result.err, HasSubstr("fit: latency"));
+  EXPECT_THAT(result.err, HasSubstr("fit under load: "));
   EXPECT_THAT(result.out, HasSubstr("intra_node"));
   EXPECT_THAT(result.out, HasSubstr("Gloo point-to-point"));
 #endif

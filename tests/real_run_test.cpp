@@ -201,15 +201,65 @@ TEST(RealRunMeasure, ProfileAndCalibrateWriteScenariosTheSimulatorsRun) {
   EXPECT_THAT(text, HasSubstr("cost_points"));
   EXPECT_THAT(text, HasSubstr("optim_ms"));
   EXPECT_THAT(text, HasSubstr("partition: 2"));  // the placement is written out
+  EXPECT_THAT(text, HasSubstr("zoo {"));         // and the architecture, for run
   const CliResult c =
       run_pipetwin("calibrate " + profiled + " --sizes 4096,65536,1048576 -o " + calibrated);
   ASSERT_EQ(c.exit_code, 0) << c.err;
-  EXPECT_THAT(c.err, HasSubstr("fit: latency"));
+  EXPECT_THAT(c.err, HasSubstr("fit alone: "));
+  EXPECT_THAT(c.err, HasSubstr("fit under load: "));
+  EXPECT_THAT(testing::read_all(calibrated), HasSubstr("while every rank computes"));
   const CliResult s = run_pipetwin("simulate " + calibrated + " --json");
   ASSERT_EQ(s.exit_code, 0) << s.err;
   const nlohmann::json j = nlohmann::json::parse(s.out);
   EXPECT_GT(j["iteration_time_s"].get<double>(), 0);
   EXPECT_EQ(j["stages"], 2);
+}
+
+// The loop a user closes: run, fit the scenario to the run, simulate and run the fitted
+// scenario (its zoo block runs, its measured layers cost), then plan on it and run the plan.
+TEST(RealRunMeasure, CalibrateFromARunWritesAScenarioThatSimulatesAndRuns) {
+  SKIP_WITHOUT_TORCH();
+  const TempDir dir;
+  const auto measured = (dir.path() / "measured.timeline").string();
+  const auto fitted = (dir.path() / "fitted.textproto").string();
+  const auto plan = (dir.path() / "plan.textproto").string();
+  const std::string small = " --set training.iterations=3";
+  const CliResult r =
+      run_pipetwin(std::string("run ") + kScenario + small + " --timeline " + measured);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const CliResult c = run_pipetwin(std::string("calibrate ") + kScenario + small + " --from " +
+                                   measured + " -o " + fitted);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_THAT(c.err, HasSubstr("fitted scenario written to"));
+  const std::string text = testing::read_all(fitted);
+  for (const char* field : {"zoo {", "layers {", "interference {", "dispatch {", "partition:"}) {
+    EXPECT_THAT(text, HasSubstr(field));
+  }
+  // The fitted scenario simulates the run it was fitted on (the makespan is matched).
+  const CliResult s = run_pipetwin("simulate " + fitted + " --json");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const double measured_s = nlohmann::json::parse(
+      run_pipetwin("compare " + measured + " " + measured + " --json").out)["makespan_a_s"];
+  EXPECT_NEAR(nlohmann::json::parse(s.out)["training_time_s"].get<double>() / measured_s, 1.0,
+              0.01);
+  const CliResult again = run_pipetwin("run " + fitted + " --json");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  const CliResult p = run_pipetwin("plan " + fitted + " --search umpipe --population 16 " +
+                                   "--generations 3 --write-plan " + plan);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_THAT(p.out, HasSubstr("<- the plan to run"));
+  const CliResult ran = run_pipetwin("run " + plan + " --json");
+  EXPECT_EQ(ran.exit_code, 0) << ran.err;
+}
+
+TEST(RealRunMeasure, CalibrateFromATimelineOfAnotherScenarioSaysWhich) {
+  SKIP_WITHOUT_TORCH();
+  const TempDir dir;
+  const auto measured = (dir.path() / "measured.timeline").string();
+  ASSERT_EQ(run_pipetwin("simulate builtin:quickstart --timeline " + measured).exit_code, 0);
+  const CliResult c = run_pipetwin(std::string("calibrate ") + kScenario + " --from " + measured);
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_THAT(c.err, HasSubstr(measured));
 }
 
 class RealRunModules : public ::testing::TestWithParam<std::string> {};

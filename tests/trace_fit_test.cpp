@@ -109,7 +109,10 @@ TEST(TraceFit, MakespanMatchAddsTheUnexplainedWaitingToTheWakeupGap) {
   EXPECT_NEAR(longer.simulated_after_s / (1.05 * simulated), 1.0, 1e-3);
   EXPECT_GT(longer.wakeup_after_s, longer.wakeup_before_s);
   EXPECT_DOUBLE_EQ(scenario.cluster().dispatch().wakeup_us(), longer.wakeup_after_s * 1e6);
-  // A run faster than the simulation: nothing is taken away.
+  // A run faster than the simulation lowers the gap again, but not below 0.
+  const MakespanMatch back = match_makespan(scenario, ".", 1.02 * simulated);
+  EXPECT_NEAR(back.simulated_after_s / (1.02 * simulated), 1.0, 1e-3);
+  EXPECT_LT(back.wakeup_after_s, longer.wakeup_after_s);
   proto::Scenario same = loaded(kTruth).scenario;
   const MakespanMatch shorter = match_makespan(same, ".", 0.9 * simulated);
   EXPECT_EQ(shorter.wakeup_after_s, 0);

@@ -30,9 +30,9 @@ void calibrate_from_trace(const std::string& scenario, const std::vector<std::st
   const MakespanMatch match = match_makespan(fitted, loaded.base_dir, fit.measured_makespan_s);
   char line[512];
   std::snprintf(line, sizeof line,
-                "#   makespan: the fitted costs and gaps simulate %.3f ms (%+.2f%% measured); "
-                "the wake-up gap grows from %.1f to %.1f us for the waiting variable ops add, "
-                "and the scenario simulates %.3f ms\n",
+                "#   makespan: the fitted costs and mean gaps simulate %.3f ms (measured "
+                "%+.2f%%); with the wake-up gap set from %.1f to %.1f us (the waiting that "
+                "variable ops add at each synchronisation), the scenario simulates %.3f ms\n",
                 match.simulated_before_s * 1e3,
                 100 * (fit.measured_makespan_s / match.simulated_before_s - 1),
                 match.wakeup_before_s * 1e6, match.wakeup_after_s * 1e6,

@@ -2,6 +2,8 @@
 
 #include <google/protobuf/text_format.h>
 
+#include <cmath>
+
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/simulate.h"
 
@@ -20,31 +22,32 @@ MakespanMatch match_makespan(proto::Scenario& scenario, const std::string& base_
                              double measured_makespan_s) {
   proto::Dispatch* dispatch = scenario.mutable_cluster()->mutable_dispatch();
   MakespanMatch match;
-  match.wakeup_before_s = match.wakeup_after_s = dispatch->wakeup_us() * 1e-6;
-  match.simulated_before_s = match.simulated_after_s = simulated_makespan(scenario, base_dir);
-  if (!(match.simulated_before_s < measured_makespan_s)) return match;
-  // Bracket: double the added gap until the simulation is at least as long as measured.
-  const double base_us = dispatch->wakeup_us();
-  double low = 0, high = 1;  // microseconds added
-  for (int k = 0; k < 40; ++k) {
-    dispatch->set_wakeup_us(base_us + high);
-    if (simulated_makespan(scenario, base_dir) >= measured_makespan_s) break;
-    low = high;
-    high *= 2;
-  }
-  for (int k = 0; k < 40 && high - low > 1e-3; ++k) {
-    const double mid = 0.5 * (low + high);
-    dispatch->set_wakeup_us(base_us + mid);
-    const double simulated = simulated_makespan(scenario, base_dir);
-    if (simulated >= measured_makespan_s) {
-      high = mid;
-    } else {
-      low = mid;
+  match.wakeup_before_s = dispatch->wakeup_us() * 1e-6;
+  match.simulated_before_s = simulated_makespan(scenario, base_dir);
+  auto simulated_with = [&](double wakeup_us) {
+    dispatch->set_wakeup_us(wakeup_us);
+    return simulated_makespan(scenario, base_dir);
+  };
+  // Bracket the wake-up gap: [low, high] with the simulation short at low, long at high.
+  double low = dispatch->wakeup_us(), high = low;
+  if (match.simulated_before_s < measured_makespan_s) {
+    double step = 1;
+    for (int k = 0; k < 40 && simulated_with(high) < measured_makespan_s; ++k, step *= 2) {
+      low = high;
+      high += step;
     }
-    if (std::abs(simulated / measured_makespan_s - 1) < 1e-3) break;
+  } else {  // the mean gaps overstate the waiting: lower the gap, not below 0
+    low = 0;
+    if (simulated_with(0) >= measured_makespan_s) high = 0;
   }
-  dispatch->set_wakeup_us(base_us + high);
-  match.wakeup_after_s = (base_us + high) * 1e-6;
+  for (int k = 0; k < 50 && high - low > 1e-3; ++k) {
+    const double mid = 0.5 * (low + high);
+    const double simulated = simulated_with(mid);
+    (simulated >= measured_makespan_s ? high : low) = mid;
+    if (std::abs(simulated / measured_makespan_s - 1) < 1e-4) high = low = mid;
+  }
+  dispatch->set_wakeup_us(high);
+  match.wakeup_after_s = high * 1e-6;
   match.simulated_after_s = simulated_makespan(scenario, base_dir);
   return match;
 }
