@@ -2,9 +2,11 @@
 // interference, with noise, is fitted back; the fitted scenario predicts that run.
 #include "sim/fit/trace_fit.h"
 
+#include <gmock/gmock.h>
 #include <google/protobuf/text_format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "sim/errors.h"
@@ -96,10 +98,24 @@ TEST(TraceFit, FittedScenarioSimulatesTheRunItWasFittedOn) {
   const proto::Scenario fitted = fitted_scenario(prior_loaded.scenario, prior, fit);
   std::string text;
   google::protobuf::TextFormat::PrintToString(fitted, &text);
-  const SimulationResult again = simulate(loaded(describe_fit(fit, "m.timeline") + text), {});
+  const SimulationResult again = simulate(loaded(describe_fit(fit, {"m.timeline"}) + text), {});
   const double predicted = again.times.span_s();
   EXPECT_NEAR(predicted / fit.measured_makespan_s, 1.0, 0.01);
   EXPECT_EQ(again.setup.schedule.partition, (std::vector<int32_t>{2, 2, 2}));
+}
+
+TEST(TraceFit, SeveralRunsAreFittedTogetherAndTheMedianMakespanMatched) {
+  const Timeline a = noisy_run(kTruth, 0.02, 1), b = noisy_run(kTruth, 0.02, 2);
+  Timeline slow = noisy_run(kTruth, 0.02, 3);
+  for (Span& span : slow.spans) span.start_s *= 1.1, span.end_s *= 1.1;  // a slower moment
+  const ResolvedScenario prior = resolve_scenario(loaded(kTruth));
+  const TraceFit fit = fit_trace(prior, {{&a, "a"}, {&b, "b"}, {&slow, "slow"}});
+  ASSERT_EQ(fit.measured_makespans_s.size(), 3u);
+  std::vector<double> sorted = fit.measured_makespans_s;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(fit.measured_makespan_s, sorted[1]);
+  EXPECT_EQ(fit.compute[0].spans, 3 * fit_trace(prior, a, "a").compute[0].spans);
+  EXPECT_THAT(describe_fit(fit, {"a", "b", "slow"}), ::testing::HasSubstr("--from a --from b"));
 }
 
 TEST(TraceFit, MakespanMatchAddsTheUnexplainedWaitingToTheWakeupGap) {

@@ -33,7 +33,7 @@ struct CalibrateArgs {
   double timeout_s = 60;
   std::string output;
   std::string backend = "gloo";
-  std::string from_timeline;
+  std::vector<std::string> from_timelines;
   bool alone = false;
   std::vector<std::string> overrides;
 };
@@ -157,8 +157,8 @@ std::vector<std::string> with_gloo_backend(std::vector<std::string> argv) {
 }
 
 void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& argv) {
-  if (!args.from_timeline.empty()) {
-    return calibrate_from_trace(args.scenario, args.overrides, args.from_timeline, args.output);
+  if (!args.from_timelines.empty()) {
+    return calibrate_from_trace(args.scenario, args.overrides, args.from_timelines, args.output);
   }
   LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
   for (int64_t s : args.sizes) {
@@ -231,9 +231,10 @@ void add_calibrate_command(CLI::App& app, const std::vector<std::string>& argv) 
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--timeout", args->timeout_s, "seconds any wait may take")->default_val(60);
   cmd->add_option("-o,--output", args->output, "scenario to write (default: stdout)");
-  cmd->add_option("--from", args->from_timeline,
-                  "fit the scenario's costs, links and interference to this measured run "
-                  "(a `pipetwin run --timeline` of the scenario) instead of measuring");
+  cmd->add_option("--from", args->from_timelines,
+                  "fit the scenario's costs, links, interference and dispatch to this measured "
+                  "run (a `pipetwin run --timeline` of the scenario; repeatable: several runs "
+                  "are fitted together) instead of measuring");
   cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");
   cmd->add_flag("--alone", args->alone,
                 "write the link as measured with idle ranks (default: while every rank "

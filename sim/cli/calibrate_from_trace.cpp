@@ -16,16 +16,21 @@
 namespace pipetwin {
 
 void calibrate_from_trace(const std::string& scenario, const std::vector<std::string>& overrides,
-                          const std::string& timeline_path, const std::string& output) {
+                          const std::vector<std::string>& timeline_paths,
+                          const std::string& output) {
   const LoadedScenario loaded = load_scenario(scenario, overrides);
   const ResolvedScenario setup = resolve_scenario(loaded);
-  Timeline measured;
-  try {
-    measured = read_timeline_file(timeline_path);
-  } catch (const std::runtime_error& e) {
-    throw InputError(e.what());
+  std::vector<Timeline> measured(timeline_paths.size());
+  std::vector<NamedTimeline> runs;
+  for (size_t k = 0; k < timeline_paths.size(); ++k) {
+    try {
+      measured[k] = read_timeline_file(timeline_paths[k]);
+    } catch (const std::runtime_error& e) {
+      throw InputError(e.what());
+    }
+    runs.push_back({&measured[k], timeline_paths[k]});
   }
-  const TraceFit fit = fit_trace(setup, measured, timeline_path);
+  const TraceFit fit = fit_trace(setup, runs);
   proto::Scenario fitted = fitted_scenario(loaded.scenario, setup, fit);
   const MakespanMatch match = match_makespan(fitted, loaded.base_dir, fit.measured_makespan_s);
   char line[512];
@@ -39,7 +44,7 @@ void calibrate_from_trace(const std::string& scenario, const std::vector<std::st
                 match.simulated_after_s * 1e3);
   std::string text;
   google::protobuf::TextFormat::PrintToString(fitted, &text);
-  const std::string header = describe_fit(fit, timeline_path) + line;
+  const std::string header = describe_fit(fit, timeline_paths) + line;
   text = header + text;
   std::fprintf(stderr, "%s", header.c_str());
   if (output.empty()) {

@@ -1,5 +1,6 @@
-// `pipetwin calibrate SCENARIO --from MEASURED.timeline [-o OUT]`: the scenario's costs,
-// links and interference fitted to a measured run of it (sim/fit/trace_fit.h). Needs no
+// `pipetwin calibrate SCENARIO --from MEASURED.timeline... [-o OUT]`: the scenario's
+// costs, links, interference and dispatch fitted to measured runs of it
+// (sim/fit/trace_fit.h). Needs no
 // real backend: it reads a timeline that `pipetwin run --timeline` wrote.
 #pragma once
 
@@ -11,6 +12,7 @@ namespace pipetwin {
 // Writes the fitted scenario to `output` (stdout when empty) and reports on stderr how
 // the fitted scenario simulates the run it was fitted on.
 void calibrate_from_trace(const std::string& scenario, const std::vector<std::string>& overrides,
-                          const std::string& timeline_path, const std::string& output);
+                          const std::vector<std::string>& timeline_paths,
+                          const std::string& output);
 
 }  // namespace pipetwin

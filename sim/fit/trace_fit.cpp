@@ -58,7 +58,8 @@ double prior_seconds(const ResolvedScenario& setup, int32_t chunk, int32_t layer
 struct Measured {
   const Span* span;
   Op op;
-  double overlap;  // with the other kind of activity, as the interference rule counts it
+  double overlap;             // with the other kind of activity, as the interference rule counts it
+  const std::string* source;  // the timeline's name, for errors
 };
 
 // Every span with its op and its overlap, checked against the scenario.
@@ -76,7 +77,7 @@ std::vector<Measured> measured_spans(const ResolvedScenario& setup, const Timeli
                        std::to_string(span.device) + ", but the scenario has " +
                        std::to_string(devices) + " devices: was it measured from this scenario?");
     }
-    out.push_back({&span, *op, 0});
+    out.push_back({&span, *op, 0, &name});
     if (activity_of(*op) == Activity::kCompute) compute.add(span.device, span.start_s, span.end_s);
     if (activity_of(*op) == Activity::kCommunication) {
       communication.add(span.device, span.start_s, span.end_s);
@@ -97,15 +98,14 @@ std::vector<Measured> measured_spans(const ResolvedScenario& setup, const Timeli
 }
 
 // Compute: columns 2k, 2k+1 for block k = 2 * chunk + (backward), then compute_slowdown.
-void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spans,
-                 const std::string& name, TraceFit& fit) {
+void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spans, TraceFit& fit) {
   const auto ranges = chunk_layer_ranges(setup);
   const int32_t chunks = static_cast<int32_t>(ranges.size());
   std::vector<std::vector<const Measured*>> blocks(2 * chunks);
   for (const Measured& m : spans) {
     if (m.op != Op::kFwd && m.op != Op::kBwd) continue;
     if (m.span->stage < 0 || m.span->stage >= chunks) {
-      throw InputError(name + ": span " + m.span->name + " belongs to stage " +
+      throw InputError(*m.source + ": span " + m.span->name + " belongs to stage " +
                        std::to_string(m.span->stage) + ", but the scenario has " +
                        std::to_string(chunks) +
                        " model chunks: was it measured from this "
@@ -274,8 +274,8 @@ void fit_links(const ResolvedScenario& setup, const std::vector<Measured>& spans
 // another lane waited for a wake-up; one whose last constraint was its lane predecessor
 // waited for the host to issue it. Each is the mean of its gaps (the tail included, as
 // for the costs).
-void fit_dispatch(const ResolvedScenario& setup, const Timeline& timeline, TraceFit& fit) {
-  const Program program = build_program(setup);
+void gaps_of_run(const ResolvedScenario& setup, const Program& program, const Timeline& timeline,
+                 std::vector<double>& issue, std::vector<double>& wakeup, TraceFit& fit) {
   using Key = std::tuple<int32_t, std::string, int32_t, int32_t, int32_t, int32_t>;
   std::map<Key, const Span*> by_key;
   for (const Span& s : timeline.spans) {
@@ -292,9 +292,8 @@ void fit_dispatch(const ResolvedScenario& setup, const Timeline& timeline, Trace
       ++matched;
     }
   }
-  fit.dispatch_matched = matched;
+  fit.dispatch_matched += matched;
   if (matched < program.size() * 9 / 10) return;  // not this scenario's Program: no gaps
-  std::vector<double> issue, wakeup;
   // Each side's readiness: (from its lane predecessor, from other lanes); -inf if none.
   auto readiness = [&](int32_t i, double& lane, double& cross) -> bool {
     lane = cross = -INFINITY;
@@ -328,6 +327,15 @@ void fit_dispatch(const ResolvedScenario& setup, const Timeline& timeline, Trace
       issue.push_back(start - lane);
     }
   }
+}
+
+void fit_dispatch(const ResolvedScenario& setup, const std::vector<NamedTimeline>& runs,
+                  TraceFit& fit) {
+  const Program program = build_program(setup);
+  std::vector<double> issue, wakeup;
+  for (const NamedTimeline& run : runs) {
+    gaps_of_run(setup, program, *run.timeline, issue, wakeup, fit);
+  }
   fit.dispatch.issue_s = std::max(0.0, mean(issue));
   fit.dispatch.wakeup_s = std::max(0.0, mean(wakeup));
   fit.issue_gaps = static_cast<int32_t>(issue.size());
@@ -355,27 +363,37 @@ double layer_seconds(const ResolvedScenario& setup, const ChunkCostFit& block,
 
 }  // namespace
 
-TraceFit fit_trace(const ResolvedScenario& setup, const Timeline& measured,
-                   const std::string& timeline_name) {
+TraceFit fit_trace(const ResolvedScenario& setup, const std::vector<NamedTimeline>& runs) {
+  if (runs.empty()) throw InputError("calibrate --from: no measured run");
   TraceFit fit;
-  const std::vector<Measured> spans = measured_spans(setup, measured, timeline_name);
-  if (spans.empty()) throw InputError(timeline_name + ": the timeline has no spans");
-  double first = INFINITY, last = -INFINITY;
-  for (const Measured& m : spans) {
-    first = std::min(first, m.span->start_s);
-    last = std::max(last, m.span->end_s);
+  std::vector<Measured> spans;
+  for (const NamedTimeline& run : runs) {
+    const std::vector<Measured> own = measured_spans(setup, *run.timeline, run.name);
+    if (own.empty()) throw InputError(run.name + ": the timeline has no spans");
+    double first = INFINITY, last = -INFINITY;
+    for (const Measured& m : own) {
+      first = std::min(first, m.span->start_s);
+      last = std::max(last, m.span->end_s);
+    }
+    fit.measured_makespans_s.push_back(last - first);
+    spans.insert(spans.end(), own.begin(), own.end());
   }
-  fit.measured_makespan_s = last - first;
-  fit_compute(setup, spans, timeline_name, fit);
+  fit.measured_makespan_s = median(fit.measured_makespans_s);
+  fit_compute(setup, spans, fit);
   for (const ChunkCostFit& block : fit.compute) {
     if (block.spans == 0 && block.forward) {
-      throw InputError(timeline_name + ": no FWD span of stage " + std::to_string(block.chunk) +
+      throw InputError(runs.front().name + ": no FWD span of stage " + std::to_string(block.chunk) +
                        ": was it measured from this scenario?");
     }
   }
   fit_links(setup, spans, fit);
-  fit_dispatch(setup, measured, fit);
+  fit_dispatch(setup, runs, fit);
   return fit;
+}
+
+TraceFit fit_trace(const ResolvedScenario& setup, const Timeline& measured,
+                   const std::string& timeline_name) {
+  return fit_trace(setup, {{&measured, timeline_name}});
 }
 
 proto::Scenario fitted_scenario(const proto::Scenario& original, const ResolvedScenario& setup,
@@ -456,10 +474,18 @@ proto::Scenario fitted_scenario(const proto::Scenario& original, const ResolvedS
   return out;
 }
 
-std::string describe_fit(const TraceFit& fit, const std::string& timeline_name) {
+std::string describe_fit(const TraceFit& fit, const std::vector<std::string>& timeline_names) {
   std::ostringstream out;
-  out << "# Fitted by `pipetwin calibrate --from " << timeline_name
-      << "` to that measured run (makespan " << fit.measured_makespan_s * 1e3 << " ms):\n";
+  out << "# Fitted by `pipetwin calibrate";
+  for (const std::string& name : timeline_names) out << " --from " << name;
+  out << "` to " << (timeline_names.size() == 1 ? "that measured run" : "those measured runs")
+      << " (makespan";
+  for (double m : fit.measured_makespans_s) out << " " << m * 1e3;
+  out << " ms"
+      << (timeline_names.size() > 1
+              ? ", median " + std::to_string(fit.measured_makespan_s * 1e3) + " ms"
+              : "")
+      << "):\n";
   for (const ChunkCostFit& b : fit.compute) {
     out << "#   stage " << b.chunk << (b.forward ? " FWD" : " BWD") << ": " << b.spans << " spans";
     if (b.spans == 0) {

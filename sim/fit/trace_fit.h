@@ -68,11 +68,20 @@ struct TraceFit {
   int32_t transfer_outliers = 0;
   double compute_rms_s = 0;
   double transfer_rms_s = 0;
-  double measured_makespan_s = 0;
+  double measured_makespan_s = 0;  // the median of the runs'
+  std::vector<double> measured_makespans_s;
 };
 
-// Throws InputError (naming `timeline_name`) when the timeline cannot be a run of
-// `setup` (other devices, chunks without spans).
+struct NamedTimeline {
+  const Timeline* timeline;
+  std::string name;  // for errors and comments
+};
+
+// Fits to every span of every run together (several runs of one scenario average over
+// the machine's moods); the makespan to match is the median run's. Throws InputError
+// (naming the timeline) when a timeline cannot be a run of `setup` (other devices, chunks
+// without spans).
+TraceFit fit_trace(const ResolvedScenario& setup, const std::vector<NamedTimeline>& runs);
 TraceFit fit_trace(const ResolvedScenario& setup, const Timeline& measured,
                    const std::string& timeline_name);
 
@@ -82,6 +91,6 @@ proto::Scenario fitted_scenario(const proto::Scenario& original, const ResolvedS
                                 const TraceFit& fit);
 
 // Comment lines (each starting with "# ") saying what was fitted from what.
-std::string describe_fit(const TraceFit& fit, const std::string& timeline_name);
+std::string describe_fit(const TraceFit& fit, const std::vector<std::string>& timeline_names);
 
 }  // namespace pipetwin
