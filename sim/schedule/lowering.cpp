@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "sim/umpipe/unequal_plan.h"
+
 namespace pipetwin {
 namespace {
 
@@ -142,7 +144,11 @@ class Lowering {
     instr.microbatch = global_microbatch(r, a.op, a.stage, a.microbatch);
     instr.range = samples;
     instr.iteration = it;
-    instr.compute_s = (a.op == Op::kFwd ? cost.fwd : cost.bwd).seconds(samples.size());
+    instr.compute_s = a.op == Op::kFwd
+                          ? cost.fwd.seconds(samples.size())
+                          : backward_through_forwards(
+                                ranges(Op::kBwd, a.stage)[a.microbatch], ranges(Op::kFwd, a.stage),
+                                [&](int32_t size) { return cost.bwd.seconds(size); });
     instr.stash_bytes = std::llround(cost.stash_bytes_per_sample * samples.size());
     const int32_t id = builder_.add(instr);
     (a.op == Op::kFwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch] = id;

@@ -14,10 +14,11 @@ namespace {
 // Walks the pieces of one stage boundary: the overlaps of the producer's microbatches
 // (sizes `from`, end times `from_end`) with the consumer's (sizes `to`), in sample order.
 // The transfer chain starts from `lane_free` (the lanes' previous transfer); each consumer
-// microbatch's compute starts when its last piece has arrived and the compute lane is
-// free. Writes the consumer's end times and returns the chain's last transfer end.
+// microbatch's compute (`to_cost[j]` seconds) starts when its last piece has arrived and
+// the compute lane is free. Writes the consumer's end times and returns the chain's last
+// transfer end.
 double run_boundary(const std::vector<int32_t>& from, const double* from_end,
-                    const std::vector<int32_t>& to, const double* transfer, const double* compute,
+                    const std::vector<int32_t>& to, const double* transfer, const double* to_cost,
                     double lane_free, double compute_free, double* to_end) {
   double t = lane_free;
   double busy = compute_free;
@@ -29,7 +30,7 @@ double run_boundary(const std::vector<int32_t>& from, const double* from_end,
     pos = piece_end;
     if (k_end == pos && ++k < from.size()) k_end += from[k];
     if (j_end == pos) {
-      busy = std::max(busy, t) + compute[to[j]];
+      busy = std::max(busy, t) + to_cost[j];
       to_end[j] = busy;
       if (++j < to.size()) j_end += to[j];
     }
@@ -70,7 +71,8 @@ double PlanEvaluator::iteration_time(const UnequalPlan& plan) const {
   // Per stage: end times of forwards and backwards, and the last forward transfer on the
   // boundary after it (what its send lane and the next recv lane did last).
   thread_local std::vector<std::vector<double>> fwd_end, bwd_end;
-  thread_local std::vector<double> last_fwd_transfer;
+  thread_local std::vector<double> last_fwd_transfer, cost;
+  thread_local std::vector<SampleRange> forward_ranges;
   fwd_end.resize(K);
   bwd_end.resize(K);
   last_fwd_transfer.assign(K, 0.0);
@@ -84,9 +86,12 @@ double PlanEvaluator::iteration_time(const UnequalPlan& plan) const {
       for (size_t j = 0; j < sizes.size(); ++j) fwd_end[0][j] = busy += f[sizes[j]];
       continue;
     }
+    const double* f = row(fwd_, s);
+    cost.resize(sizes.size());
+    for (size_t j = 0; j < sizes.size(); ++j) cost[j] = f[sizes[j]];
     last_fwd_transfer[s - 1] =
         run_boundary(plan.stages[s - 1].forward_sizes, fwd_end[s - 1].data(), sizes,
-                     row(transfer_, s - 1), row(fwd_, s), 0.0, 0.0, fwd_end[s].data());
+                     row(transfer_, s - 1), cost.data(), 0.0, 0.0, fwd_end[s].data());
   }
 
   double makespan = 0;
@@ -94,17 +99,27 @@ double PlanEvaluator::iteration_time(const UnequalPlan& plan) const {
     const auto& sizes = plan.stages[s].backward_sizes;
     bwd_end[s].resize(sizes.size());
     const double forwards_done = fwd_end[s].back();
+    // Each backward pays for the forward graphs it walks (backward_through_forwards).
+    const double* g = row(bwd_, s);
+    const auto& forward_sizes = plan.stages[s].forward_sizes;
+    forward_ranges.clear();
+    for (int32_t lo = 0; int32_t size : forward_sizes) forward_ranges.push_back({lo, lo += size});
+    cost.resize(sizes.size());
+    for (int32_t lo = 0, j = 0; j < static_cast<int32_t>(sizes.size()); ++j) {
+      cost[j] = backward_through_forwards({lo, lo + sizes[j]}, forward_ranges,
+                                          [g](int32_t size) { return g[size]; });
+      lo += sizes[j];
+    }
     if (s == K - 1) {
       double busy = forwards_done;
-      const double* g = row(bwd_, s);
-      for (size_t j = 0; j < sizes.size(); ++j) bwd_end[s][j] = busy += g[sizes[j]];
+      for (size_t j = 0; j < sizes.size(); ++j) bwd_end[s][j] = busy += cost[j];
     } else {
       // The first gradient waits for the sender's send lane (its last activation sent,
       // if any) and the receiver's recv lane (its last activation received, if any).
       const double send_free = s + 2 < K ? last_fwd_transfer[s + 1] : 0.0;
       const double recv_free = s >= 1 ? last_fwd_transfer[s - 1] : 0.0;
       run_boundary(plan.stages[s + 1].backward_sizes, bwd_end[s + 1].data(), sizes,
-                   row(transfer_, s), row(bwd_, s), std::max(send_free, recv_free), forwards_done,
+                   row(transfer_, s), cost.data(), std::max(send_free, recv_free), forwards_done,
                    bwd_end[s].data());
     }
     makespan = std::max(makespan, bwd_end[s].back());
