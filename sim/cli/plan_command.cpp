@@ -43,6 +43,7 @@ struct PlanArgs {
   bool json = false;
   std::string write_plan;
   bool straight = false;
+  double min_gain = 0.05;
 };
 
 // baseline / best - 1: how much faster the plan runs than the baseline.
@@ -199,6 +200,7 @@ nlohmann::json full_model_json(const FullModelChoice& choice) {
     candidates[name] = std::isfinite(seconds) ? nlohmann::json(seconds) : nlohmann::json(nullptr);
   }
   return {{"chosen", choice.chosen},
+          {"min_gain", choice.min_gain},
           {"iteration_s", choice.seconds},
           {"candidates_s", candidates},
           {"plan", plan_json(choice.plan)}};
@@ -206,7 +208,8 @@ nlohmann::json full_model_json(const FullModelChoice& choice) {
 
 void print_full_model(std::ostream& out, const FullModelChoice& choice) {
   out << "\nThe scenario has dispatch gaps or interference, which the search's evaluator "
-         "leaves out;\nsimulated with them (one iteration):\n";
+         "leaves out;\nsimulated with them (one iteration; an unequal plan must gain "
+      << format_number("%.0f%%", 100 * choice.min_gain) << " over the fastest equal one):\n";
   for (const auto& [name, seconds] : choice.candidates) {
     out << "  " << pad(name, 18)
         << (std::isfinite(seconds) ? format_seconds(seconds) : std::string("out of memory"))
@@ -254,7 +257,7 @@ void run_plan(const PlanArgs& args) {
   std::optional<FullModelChoice> choice;
   UmpipeSearchResult written = result;
   if (evaluator_misses_model(setup)) {
-    choice = choose_with_full_model(setup, result);
+    choice = choose_with_full_model(setup, result, args.min_gain);
     written.best = choice->plan;
     written.best_s = choice->seconds;
   }
@@ -298,6 +301,11 @@ void add_plan_command(CLI::App& app) {
       ->default_val(0);
   cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");
   cmd->add_flag("--json", args->json, "print one JSON object instead of the table");
+  cmd->add_option("--min-gain", args->min_gain,
+                  "on a scenario with dispatch gaps or interference: what an unequal plan must "
+                  "gain over the fastest equal one, simulated, to be written")
+      ->default_val(0.05)
+      ->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--write-plan", args->write_plan,
                   "write the scenario with the best plan as its schedule (for simulate)");
   cmd->callback([args] { run_plan(*args); });

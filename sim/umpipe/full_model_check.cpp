@@ -32,25 +32,33 @@ double full_model_seconds(const ResolvedScenario& setup, const UmpipeSearchResul
 }  // namespace
 
 FullModelChoice choose_with_full_model(const ResolvedScenario& setup,
-                                       const UmpipeSearchResult& result) {
+                                       const UmpipeSearchResult& result, double min_gain) {
   const UmpipeBaselineResults& b = result.baselines;
   const std::vector<std::pair<std::string, const UnequalPlan*>> plans = {
       {"search", &result.best},
       {"global greedy DP", &b.global_dp.plan},
       {"local greedy", &b.local_greedy_plan},
       {"GPipe", &b.gpipe_plan}};
-  FullModelChoice choice;
-  choice.seconds = INFINITY;
+  FullModelChoice choice, equal;
+  choice.seconds = equal.seconds = INFINITY;
   for (const auto& [name, plan] : plans) {
     if (plan->stages.empty()) continue;
     const double seconds = full_model_seconds(setup, result, *plan);
     choice.candidates.emplace_back(name, seconds);
-    if (seconds < choice.seconds) {
-      choice.seconds = seconds;
-      choice.chosen = name;
-      choice.plan = *plan;
+    const bool equal_cuts = name == "GPipe" || name == "global greedy DP";
+    for (FullModelChoice* best : {&choice, equal_cuts ? &equal : nullptr}) {
+      if (best == nullptr || !(seconds < best->seconds)) continue;
+      best->seconds = seconds;
+      best->chosen = name;
+      best->plan = *plan;
     }
   }
+  if (std::isfinite(equal.seconds) && choice.seconds * (1 + min_gain) > equal.seconds) {
+    choice.seconds = equal.seconds;
+    choice.chosen = equal.chosen;
+    choice.plan = equal.plan;
+  }
+  choice.min_gain = min_gain;
   return choice;
 }
 

@@ -17,7 +17,8 @@ namespace pipetwin {
 struct FullModelChoice {
   std::string chosen;  // "search", "local greedy", "global greedy DP" or "GPipe"
   UnequalPlan plan;
-  double seconds = 0;  // one iteration, full model
+  double seconds = 0;   // one iteration, full model
+  double min_gain = 0;  // what an unequal plan had to gain over the fastest equal one
   // Every candidate's iteration time under the full model (+inf: it does not fit).
   std::vector<std::pair<std::string, double>> candidates;
 };
@@ -26,8 +27,11 @@ struct FullModelChoice {
 bool evaluator_misses_model(const ResolvedScenario& setup);
 
 // The fastest of the search's plan and the baselines' plans, each lowered to a Program
-// and simulated (analytic engine, one iteration, with dispatch and interference).
+// and simulated (analytic engine, one iteration, with dispatch and interference). An
+// unequal plan must beat the fastest equal one (GPipe, global greedy DP) by `min_gain`
+// (0.05: 5%) to be chosen: a fitted model predicts the microbatch sizes it was fitted on
+// best, and a gain smaller than its error is not worth the risk of a slower run.
 FullModelChoice choose_with_full_model(const ResolvedScenario& setup,
-                                       const UmpipeSearchResult& result);
+                                       const UmpipeSearchResult& result, double min_gain);
 
 }  // namespace pipetwin

@@ -1,0 +1,47 @@
+// plan --search umpipe on a scenario with dispatch gaps: the search's plan and the
+// baselines' are simulated with the full model, and an unequal plan must gain enough.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/resolve_scenario.h"
+#include "sim/umpipe/full_model_check.h"
+
+namespace pipetwin {
+namespace {
+
+UmpipeSearchResult small_search(const ResolvedScenario& setup) {
+  UmpipeSearchOptions options;
+  options.dgap.population = 32;
+  options.dgap.generations = 10;
+  options.threads = 1;
+  return search_umpipe(setup, options);
+}
+
+TEST(FullModelCheck, OnlyAFittedScenarioNeedsIt) {
+  EXPECT_FALSE(evaluator_misses_model(
+      resolve_scenario(load_scenario("builtin:umpipe-synthetic.textproto", {}))));
+  EXPECT_TRUE(evaluator_misses_model(resolve_scenario(
+      load_scenario("builtin:umpipe-synthetic.textproto", {"cluster.dispatch.wakeup_us=50"}))));
+}
+
+TEST(FullModelCheck, ChoosesTheFastestSimulatedUnlessAnEqualPlanIsCloseEnough) {
+  const ResolvedScenario setup = resolve_scenario(
+      load_scenario("builtin:umpipe-synthetic.textproto", {"cluster.dispatch.wakeup_us=50"}));
+  const UmpipeSearchResult result = small_search(setup);
+  const FullModelChoice fastest = choose_with_full_model(setup, result, 0);
+  ASSERT_EQ(fastest.candidates.size(), 4u);
+  double best = fastest.candidates.front().second;
+  for (const auto& [name, seconds] : fastest.candidates) best = std::min(best, seconds);
+  EXPECT_EQ(fastest.seconds, best);
+  // Asking an unequal plan to be 10x faster leaves the fastest equal plan.
+  const FullModelChoice careful = choose_with_full_model(setup, result, 9);
+  EXPECT_TRUE(careful.chosen == "GPipe" || careful.chosen == "global greedy DP") << careful.chosen;
+  for (const StagePlan& stage : careful.plan.stages) {
+    EXPECT_EQ(stage.forward_sizes, stage.backward_sizes);
+  }
+}
+
+}  // namespace
+}  // namespace pipetwin
