@@ -1,12 +1,13 @@
 // plan --search umpipe on a scenario with dispatch gaps: the search's plan and the
 // baselines' are simulated with the full model, and an unequal plan must gain enough.
+#include "sim/umpipe/full_model_check.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/umpipe/full_model_check.h"
 
 namespace pipetwin {
 namespace {
@@ -41,6 +42,24 @@ TEST(FullModelCheck, ChoosesTheFastestSimulatedUnlessAnEqualPlanIsCloseEnough) {
   for (const StagePlan& stage : careful.plan.stages) {
     EXPECT_EQ(stage.forward_sizes, stage.backward_sizes);
   }
+}
+
+}  // namespace
+}  // namespace pipetwin
+
+namespace pipetwin {
+namespace {
+
+// A plan file turned back into an equal-microbatch schedule from the command line.
+TEST(Overrides, EmptyAListOfMessages) {
+  const LoadedScenario plan =
+      load_scenario("builtin:umpipe-synthetic.textproto",
+                    {"schedule.kind=UMPIPE", "schedule.stage_plans[0].forward_sizes=[32]"});
+  EXPECT_EQ(plan.scenario.schedule().stage_plans_size(), 1);
+  const LoadedScenario equal =
+      load_scenario("builtin:umpipe-synthetic.textproto",
+                    {"schedule.stage_plans[0].forward_sizes=[32]", "schedule.stage_plans=[]"});
+  EXPECT_EQ(equal.scenario.schedule().stage_plans_size(), 0);
 }
 
 }  // namespace

@@ -59,8 +59,10 @@ void set_leaf(Message& message, const FieldDescriptor* field, int index, const s
   const auto* reflection = message.GetReflection();
   if (field->type() == FieldDescriptor::TYPE_MESSAGE) {
     if (field->is_repeated() && index < 0) {
+      if (trim(value) == "[]") return reflection->ClearField(&message, field);  // empty it
       throw std::invalid_argument("'" + field->name() + "' is a list of messages: set one by " +
-                                  "its index, e.g. " + field->name() + "[0]=...");
+                                  "its index, e.g. " + field->name() + "[0]=..., or empty it " +
+                                  "with " + field->name() + "=[]");
     }
     Message* target = field->is_repeated()
                           ? reflection->MutableRepeatedMessage(&message, field, index)
