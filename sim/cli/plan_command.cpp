@@ -208,8 +208,9 @@ nlohmann::json full_model_json(const FullModelChoice& choice) {
 
 void print_full_model(std::ostream& out, const FullModelChoice& choice) {
   out << "\nThe scenario has dispatch gaps or interference, which the search's evaluator "
-         "leaves out;\nsimulated with them (one iteration; an unequal plan must gain "
-      << format_number("%.0f%%", 100 * choice.min_gain) << " over the fastest equal one):\n";
+         "leaves out;\nsimulated with them (one iteration; a plan must gain "
+      << format_number("%.0f%%", 100 * choice.min_gain)
+      << " over the scenario's own microbatches to be chosen):\n";
   for (const auto& [name, seconds] : choice.candidates) {
     out << "  " << pad(name, 18)
         << (std::isfinite(seconds) ? format_seconds(seconds) : std::string("out of memory"))
@@ -302,8 +303,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");
   cmd->add_flag("--json", args->json, "print one JSON object instead of the table");
   cmd->add_option("--min-gain", args->min_gain,
-                  "on a scenario with dispatch gaps or interference: what an unequal plan must "
-                  "gain over the fastest equal one, simulated, to be written")
+                  "on a scenario with dispatch gaps or interference: what a plan must gain, "
+                  "simulated, over the scenario's own microbatches to be written")
       ->default_val(0.05)
       ->check(CLI::Range(0.0, 10.0));
   cmd->add_option("--write-plan", args->write_plan,

@@ -39,14 +39,16 @@ FullModelChoice choose_with_full_model(const ResolvedScenario& setup,
       {"global greedy DP", &b.global_dp.plan},
       {"local greedy", &b.local_greedy_plan},
       {"GPipe", &b.gpipe_plan}};
-  FullModelChoice choice, equal;
+  FullModelChoice choice, equal;  // equal: the reference
   choice.seconds = equal.seconds = INFINITY;
   for (const auto& [name, plan] : plans) {
     if (plan->stages.empty()) continue;
     const double seconds = full_model_seconds(setup, result, *plan);
     choice.candidates.emplace_back(name, seconds);
-    const bool equal_cuts = name == "GPipe" || name == "global greedy DP";
-    for (FullModelChoice* best : {&choice, equal_cuts ? &equal : nullptr}) {
+    // The reference: the scenario's own microbatches, the configuration a fitted
+    // scenario was measured closest to.
+    const bool reference = name == "GPipe";
+    for (FullModelChoice* best : {&choice, reference ? &equal : nullptr}) {
       if (best == nullptr || !(seconds < best->seconds)) continue;
       best->seconds = seconds;
       best->chosen = name;

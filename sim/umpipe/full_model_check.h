@@ -18,7 +18,7 @@ struct FullModelChoice {
   std::string chosen;  // "search", "local greedy", "global greedy DP" or "GPipe"
   UnequalPlan plan;
   double seconds = 0;   // one iteration, full model
-  double min_gain = 0;  // what an unequal plan had to gain over the fastest equal one
+  double min_gain = 0;  // what a plan had to gain over the scenario's own to be chosen
   // Every candidate's iteration time under the full model (+inf: it does not fit).
   std::vector<std::pair<std::string, double>> candidates;
 };
@@ -27,10 +27,10 @@ struct FullModelChoice {
 bool evaluator_misses_model(const ResolvedScenario& setup);
 
 // The fastest of the search's plan and the baselines' plans, each lowered to a Program
-// and simulated (analytic engine, one iteration, with dispatch and interference). An
-// unequal plan must beat the fastest equal one (GPipe, global greedy DP) by `min_gain`
-// (0.05: 5%) to be chosen: a fitted model predicts the microbatch sizes it was fitted on
-// best, and a gain smaller than its error is not worth the risk of a slower run.
+// and simulated (analytic engine, one iteration, with dispatch and interference). Any
+// plan but the scenario's own (GPipe order, its microbatches) must beat it by `min_gain`
+// (0.05: 5%) to be chosen: a fitted model predicts best the configuration it was fitted
+// on, and a gain smaller than its error elsewhere is not worth the risk of a slower run.
 FullModelChoice choose_with_full_model(const ResolvedScenario& setup,
                                        const UmpipeSearchResult& result, double min_gain);
 
