@@ -46,7 +46,7 @@ schedule {
   kind: UMPIPE stages: 3 partition: [2, 2, 2]
   stage_plans { forward_sizes: [2, 6, 8, 8] backward_sizes: [4, 4, 8, 8] }
   stage_plans { forward_sizes: [1, 3, 4, 8, 8] backward_sizes: [8, 8, 6, 2] }
-  stage_plans { forward_sizes: [12, 12] backward_sizes: [4, 8, 6, 6] }
+  stage_plans { forward_sizes: [8, 16] backward_sizes: [4, 8, 6, 6] }
 }
 )";
 

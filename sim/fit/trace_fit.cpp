@@ -13,6 +13,7 @@
 #include "sim/fit/least_squares.h"
 #include "sim/program/instruction.h"
 #include "sim/schedule/build_program.h"
+#include "sim/umpipe/unequal_plan.h"
 
 namespace pipetwin {
 namespace {
@@ -120,6 +121,36 @@ void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spa
     }
     return total;
   };
+  // A backward walks the whole graph of every forward of its stage it overlaps
+  // (backward_through_forwards): its cost is a sum over those forwards' sizes.
+  using ForwardKey = std::tuple<const std::string*, int32_t, int32_t, int32_t>;
+  std::map<ForwardKey, std::vector<SampleRange>> forwards;
+  for (int32_t c = 0; c < chunks; ++c) {
+    for (const Measured* m : blocks[2 * c]) {
+      const Span& f = *m->span;
+      forwards[{m->source, f.device, f.stage, f.iteration}].push_back({f.range_lo, f.range_hi});
+    }
+  }
+  for (auto& [key, list] : forwards) {
+    std::sort(list.begin(), list.end(),
+              [](const SampleRange& a, const SampleRange& b) { return a.lo < b.lo; });
+  }
+  // The sizes of the graphs a compute span walks: its own, or for a backward its forwards'.
+  auto walked = [&](const Measured& m) {
+    const Span& s = *m.span;
+    std::vector<int32_t> sizes;
+    if (m.op == Op::kBwd) {
+      const auto it = forwards.find({m.source, s.device, s.stage, s.iteration});
+      if (it != forwards.end()) {
+        backward_through_forwards({s.range_lo, s.range_hi}, it->second, [&](int32_t size) {
+          sizes.push_back(size);
+          return 0.0;
+        });
+      }
+    }
+    if (sizes.empty()) sizes.push_back(s.samples());
+    return sizes;
+  };
   LinearRows rows;
   rows.columns = 4 * chunks + 1;
   const int32_t slowdown = 4 * chunks;
@@ -129,19 +160,25 @@ void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spa
     block.chunk = k / 2;
     block.forward = k % 2 == 0;
     block.spans = static_cast<int32_t>(blocks[k].size());
+    std::vector<std::vector<int32_t>> graphs;
     std::set<int32_t> sizes;
-    for (const Measured* m : blocks[k]) sizes.insert(m->span->samples());
+    for (const Measured* m : blocks[k]) {
+      graphs.push_back(walked(*m));
+      sizes.insert(graphs.back().begin(), graphs.back().end());
+    }
     block.sizes.assign(sizes.begin(), sizes.end());
     block.linear = sizes.size() >= 2;
-    for (const Measured* m : blocks[k]) {
+    for (size_t j = 0; j < blocks[k].size(); ++j) {
+      const Measured* m = blocks[k][j];
       std::vector<double> row(rows.columns, 0.0);
-      const double b = m->span->samples();
-      if (block.linear) {
-        row[2 * k] = 1;
-        row[2 * k + 1] = b;
-      } else {
-        const double prior = chunk_prior(block.chunk, block.forward, b);
-        row[2 * k] = prior > 0 ? prior : b;  // a zero-cost prior: proportional to samples
+      for (int32_t b : graphs[j]) {
+        if (block.linear) {
+          row[2 * k] += 1;
+          row[2 * k + 1] += b;
+        } else {
+          const double prior = chunk_prior(block.chunk, block.forward, b);
+          row[2 * k] += prior > 0 ? prior : b;  // a zero-cost prior: proportional to samples
+        }
       }
       row[slowdown] = m->overlap;
       rows.add(std::move(row), m->span->duration_s());

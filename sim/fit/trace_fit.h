@@ -5,7 +5,9 @@
 // What is fitted, jointly, by least squares over the measured spans (sim/fit/least_squares.h):
 //  - compute: per model chunk and direction, the span's time for b samples. With several
 //    microbatch sizes in the run, a fixed part plus a part per sample; with one, a factor
-//    on the scenario's own cost curve (whose shape then carries to other sizes). Each
+//    on the scenario's own cost curve (whose shape then carries to other sizes). A
+//    backward counts as the backwards of the forward graphs it walks, as the lowering
+//    charges it (sim/umpipe/unequal_plan.h, backward_through_forwards). Each
 //    chunk's fit is split over its layers in the proportions of the scenario's costs.
 //  - the optimizer step per chunk (the median OPTIM span), split by parameter bytes;
 //  - links: latency and bandwidth of intra_node and inter_node transfers as measured
@@ -38,7 +40,7 @@ struct ChunkCostFit {
   int32_t chunk = 0;
   bool forward = true;
   int32_t spans = 0;
-  std::vector<int32_t> sizes;  // distinct microbatch sizes measured
+  std::vector<int32_t> sizes;  // distinct microbatch (for a backward: graph) sizes measured
   bool linear = false;         // fixed + per-sample fitted (several sizes)
   double fixed_s = 0;
   double per_sample_s = 0;
