@@ -518,11 +518,9 @@ std::string describe_fit(const TraceFit& fit, const std::vector<std::string>& ti
   out << "` to " << (timeline_names.size() == 1 ? "that measured run" : "those measured runs")
       << " (makespan";
   for (double m : fit.measured_makespans_s) out << " " << m * 1e3;
-  out << " ms"
-      << (timeline_names.size() > 1
-              ? ", median " + std::to_string(fit.measured_makespan_s * 1e3) + " ms"
-              : "")
-      << "):\n";
+  out << " ms";
+  if (timeline_names.size() > 1) out << ", median " << fit.measured_makespan_s * 1e3 << " ms";
+  out << "):\n";
   for (const ChunkCostFit& b : fit.compute) {
     out << "#   stage " << b.chunk << (b.forward ? " FWD" : " BWD") << ": " << b.spans << " spans";
     if (b.spans == 0) {
