@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The validation matrix: calibrate on one configuration's measured run, predict others.
 
-For every pair (A, B): A runs on the real ranks (`pipetwin run --repeat`), its median run
-is fitted (`pipetwin calibrate --from`), and the fitted scenario predicts B
+For every pair (A, B): A runs on the real ranks `--repeat` times, all its runs are fitted
+together (`pipetwin calibrate --from ... --from ...`), and the fitted scenario predicts B
 (`pipetwin simulate --set ...`); then B runs on the real ranks, with the same fitted file
 and the same --set, so that both sides cut the model alike. Nothing of B is used to fit.
 
@@ -70,16 +70,18 @@ def predict(scenario, extra, timeline):
 
 
 def calibrate(name, out, repeat):
-    """Profiles A's layers (the shape of each cost curve), runs A, fits its median run."""
+    """Profiles A's layers (the shape of each cost curve), runs A `repeat` times and fits
+    all its runs together (they average over the machine's moods)."""
     scenario, extra = CALIBRATIONS[name]
     source = os.path.join(SCENARIOS, scenario)
     profiled = os.path.join(out, f"{name}-profiled.textproto")
     pipetwin("profile", source, *sets(extra), "-o", profiled, json_out=False)
-    timeline = os.path.join(out, f"{name}-A.timeline")
-    a = measure(profiled, [], repeat, timeline)
+    timelines = [os.path.join(out, f"{name}-A{k}.timeline") for k in range(repeat)]
+    a = stats([run_once(profiled, [], timeline) for timeline in timelines])
     fitted = os.path.join(out, f"{name}-fitted.textproto")
-    subprocess.run([PIPETWIN, "calibrate", profiled, "--from", timeline, "-o", fitted],
-                   check=True, capture_output=True)
+    subprocess.run([PIPETWIN, "calibrate", profiled, *[arg for t in timelines
+                                                        for arg in ("--from", t)],
+                    "-o", fitted], check=True, capture_output=True)
     return fitted, a
 
 

@@ -165,10 +165,9 @@ void measure_gemms(int repeats, CudaCalibration& result) {
     cublasComputeType_t compute;
     std::vector<GemmSample>* samples;
   };
-  const Precision precisions[] = {
-      {CUDA_R_16BF, CUBLAS_COMPUTE_32F, &result.gemm_bf16},
-      {CUDA_R_16F, CUBLAS_COMPUTE_32F, &result.gemm_fp16},
-      {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, &result.gemm_fp32}};
+  const Precision precisions[] = {{CUDA_R_16BF, CUBLAS_COMPUTE_32F, &result.gemm_bf16},
+                                  {CUDA_R_16F, CUBLAS_COMPUTE_32F, &result.gemm_fp16},
+                                  {CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, &result.gemm_fp32}};
   const float alpha = 1, beta = 0;
   for (const Precision& p : precisions) {
     for (int64_t m : kGemmRows) {

@@ -2,7 +2,8 @@
 // LibTorch: host<->device copies from pinned memory (the PCIe host link) on device 0, and
 // NCCL point-to-point between devices 0 and 1 (the intra-node link), each fitted to
 // latency + bytes / bandwidth; and cuBLAS GEMM throughput over shapes and precisions
-// (backend/common/gemm_fit.h turns it into the zoo's efficiency). Plain C++ header: no CUDA types, callers build with g++.
+// (backend/common/gemm_fit.h turns it into the zoo's efficiency). Plain C++ header: no CUDA types,
+// callers build with g++.
 #pragma once
 
 #include <cstdint>
