@@ -6,7 +6,7 @@ together (`pipetwin calibrate --from ... --from ...`), and the fitted scenario p
 (`pipetwin simulate --set ...`); then B runs on the real ranks, with the same fitted file
 and the same --set, so that both sides cut the model alike. Nothing of B is used to fit.
 
-Usage: bench/fidelity.sh [--repeat 5] [--out DIR] [--only NAME,...]
+Usage: bench/fidelity.sh [--repeat 5] [--out DIR] [--only NAME,...] [--pin]
 Writes DIR/fidelity.md (the table of docs/fidelity.md) and DIR/fidelity.json.
 """
 import argparse
@@ -57,8 +57,8 @@ def sets(values):
 
 def measure(scenario, extra, repeat, timeline):
     """Median and spread of `repeat` runs; the median run's timeline."""
-    run = pipetwin("run", scenario, *sets(extra), "--repeat", str(repeat), "--timeline", timeline,
-                   "--json")
+    run = pipetwin("run", scenario, *sets(extra), *RUN_FLAGS, "--repeat", str(repeat),
+                   "--timeline", timeline, "--json")
     r = run["repeat"]
     return {"median_s": r["median_s"], "min_s": r["min_s"], "max_s": r["max_s"],
             "spread": (r["max_s"] - r["min_s"]) / r["median_s"], "runs_s": r["makespans_s"]}
@@ -92,8 +92,11 @@ def op_errors(predicted_timeline, measured_timeline):
     return cmp["duration_error"]["p90_rel"], per_kind
 
 
+RUN_FLAGS = []  # --pin: every run with each rank pinned to one core
+
+
 def run_once(scenario, extra, timeline):
-    return pipetwin("run", scenario, *sets(extra), "--timeline", timeline,
+    return pipetwin("run", scenario, *sets(extra), *RUN_FLAGS, "--timeline", timeline,
                     "--json")["training_time_s"]
 
 
@@ -220,7 +223,10 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--out", default=os.path.join(ROOT, "build", "fidelity"))
     parser.add_argument("--only", default="", help="calibrations to run: mlp,gpt,vgg")
+    parser.add_argument("--pin", action="store_true", help="pin each rank to one core")
     args = parser.parse_args()
+    if args.pin:
+        RUN_FLAGS.append("--pin")
     os.makedirs(args.out, exist_ok=True)
     wanted = [c for c in CALIBRATIONS if not args.only or c in args.only.split(",")]
     calibrations, fitted, rows = {}, {}, []

@@ -128,6 +128,19 @@ TEST(RealRunNoise, TextReportSaysHowTheMachineWasSharedAndTheRepeats) {
   EXPECT_THAT(r.out, HasSubstr("makespans"));
 }
 
+// --pin: every rank on one core; the report says so and still counts the machine's cores.
+TEST(RealRunNoise, PinnedRanksSayTheyArePinned) {
+  SKIP_WITHOUT_TORCH();
+  const CliResult r = run_pipetwin(std::string("run ") + kScenario + " --pin --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json machine = nlohmann::json::parse(r.out)["machine"];
+  EXPECT_EQ(machine["pinned"], true);
+  EXPECT_GE(machine["cores"].get<int>(), 1);
+  const CliResult text = run_pipetwin(std::string("run ") + kScenario + " --pin");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr(", each pinned to one; "));
+}
+
 TEST(RealRunNoise, FreezingRunsRefuseAWarmup) {
   SKIP_WITHOUT_TORCH();
   const CliResult freezing =

@@ -59,6 +59,7 @@ struct RunArgs {
   int warmup = 1;
   bool warmup_given = false;
   int repeat = 1;
+  bool pin = false;
   // Set by the parent of a --repeat run: rank 0 reports into this directory, not to
   // stdout and the files asked for.
   std::string repeat_output;
@@ -127,13 +128,37 @@ struct MachineShare {
   int cores = 0;
   std::optional<int> torch_threads_per_rank;  // none on the CUDA replay
   std::vector<std::string> lanes;             // one host thread each, on every rank
+  bool pinned = false;                        // --pin: each rank on one core
 };
 
+// The cores this process may use, as it started (before --pin narrowed them).
 int available_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  static const int cores = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }();
+  return cores;
+}
+
+// --pin: this rank's threads (the lanes, the transport's, LibTorch's, all started after
+// this) on one core of those allowed, local rank r on the r-th modulo their count, so
+// that the scheduler stops moving them between cores.
+void pin_to_own_core(const RankEnvironment& env) {
+  available_cores();  // remember the machine as it was
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  std::vector<int> cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) cores.push_back(c);
+  }
+  if (cores.empty()) return;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cores[env.local_rank % cores.size()], &one);
+  ::sched_setaffinity(0, sizeof one, &one);
 }
 
 MachineShare machine_share(const RunArgs& args, const RankEnvironment& env,
@@ -141,6 +166,7 @@ MachineShare machine_share(const RunArgs& args, const RankEnvironment& env,
   MachineShare machine;
   machine.ranks = env.world_size;
   machine.cores = available_cores();
+  machine.pinned = args.pin;
   if (args.backend == "torch") machine.torch_threads_per_rank = kTorchThreadsPerRank;
   std::set<std::string> used;
   for (const Span& s : timeline.spans) used.insert(s.lane);
@@ -157,14 +183,15 @@ nlohmann::json machine_json(const MachineShare& m) {
           {"torch_threads_per_rank", m.torch_threads_per_rank
                                          ? nlohmann::json(*m.torch_threads_per_rank)
                                          : nlohmann::json(nullptr)},
-          {"lanes", m.lanes}};
+          {"lanes", m.lanes},
+          {"pinned", m.pinned}};
 }
 
 void print_machine(std::ostream& out, const MachineShare& m) {
   std::string lanes;
   for (const std::string& lane : m.lanes) lanes += (lanes.empty() ? "" : ", ") + lane;
   out << pad("machine", 16) << m.ranks << " rank" << (m.ranks == 1 ? "" : "s") << " on " << m.cores
-      << " core" << (m.cores == 1 ? "" : "s") << "; ";
+      << " core" << (m.cores == 1 ? "" : "s") << (m.pinned ? ", each pinned to one" : "") << "; ";
   if (m.torch_threads_per_rank) {
     out << *m.torch_threads_per_rank << " LibTorch thread"
         << (*m.torch_threads_per_rank == 1 ? "" : "s") << " per rank, one host thread per lane ("
@@ -595,6 +622,7 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
                                                          : 10;
   }
   const RankEnvironment env = rank_environment();
+  if (args.pin) pin_to_own_core(env);
   if (replay && setup.freeze.enabled) {
     const ReplayTrainingRun run = replay_freezing_as_rank(setup, env, args.iterations_per_phase);
     if (env.rank == 0) report_replay_training(args, env, run);
@@ -664,6 +692,9 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
                   "makespan, with the spread of all (local launcher only)")
       ->default_val(1)
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--pin", args->pin,
+                "pin each rank to one core (local rank r on the r-th allowed core, modulo "
+                "their count): less run-to-run noise on a shared machine");
   cmd->add_option("--repeat-output", args->repeat_output)->group("");  // parent to ranks
   cmd->callback([args, argv, warmup] {
     args->warmup_given = warmup->count() > 0;
