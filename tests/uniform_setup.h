@@ -1,5 +1,5 @@
 // A ResolvedScenario built in code: K identical stages, one layer each, no communication cost.
-// The closed forms of DESIGN.md section 5 hold exactly on it.
+// The closed forms of docs/schedules.md hold exactly on it.
 #pragma once
 
 #include "sim/scenario/resolved_scenario.h"

@@ -1,4 +1,4 @@
-// Writing output files so that a reader never sees half of one (DESIGN.md section 8: "no
+// Writing output files so that a reader never sees half of one (README, "Command line": "no
 // partial output file left behind"), whether the writer throws or the process dies.
 #pragma once
 

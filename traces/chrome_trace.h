@@ -1,4 +1,4 @@
-// Chrome Trace Event JSON for a Timeline (DESIGN.md section 6). The file loads in
+// Chrome Trace Event JSON for a Timeline (README, "Opening the trace"). The file loads in
 // ui.perfetto.dev and chrome://tracing, and also reads back into the very same Timeline, so
 // `pipetwin trace` output doubles as an interchange format.
 //

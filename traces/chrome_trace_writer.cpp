@@ -24,7 +24,7 @@ namespace {
 
 constexpr std::size_t kChunkBytes = 1 << 16;
 
-// Fixed lanes first, in the order DESIGN.md section 3 lists them.
+// Fixed lanes first, in the order docs/schedules.md ("The Program") lists them.
 constexpr std::string_view kKnownLanes[] = {"compute", "send", "recv", "copy", "collective"};
 constexpr int kComputeLane = 0;
 constexpr int kSendLane = 1;

@@ -1,4 +1,4 @@
-// The one runner of a rank's part of a Program, for every real backend (DESIGN.md: one
+// The one runner of a rank's part of a Program, for every real backend (docs/backend.md: one
 // runner, pluggable device operations). Each lane runs on its own host thread, in the
 // lane's order; an instruction starts once the instructions it waits for on other lanes
 // are done, as the device defines done:

@@ -1,8 +1,12 @@
 // The launcher's environment, read once per rank.
 #include "backend/common/rank_environment.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "sim/errors.h"
 
@@ -40,6 +44,13 @@ RankEnvironment rank_environment() {
     env.master_addr = addr;
   }
   return env;
+}
+
+int allowed_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace pipetwin

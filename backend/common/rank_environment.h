@@ -20,4 +20,7 @@ bool launched_as_rank();
 // Reads and checks the variables; throws InputError naming the variable at fault.
 RankEnvironment rank_environment();
 
+// The cores this process may run on (its affinity mask; the hardware's when unknown).
+int allowed_cores();
+
 }  // namespace pipetwin

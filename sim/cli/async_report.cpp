@@ -10,16 +10,16 @@ namespace pipetwin {
 namespace {
 
 // Between the ends of the first and the last iteration's updates, per iteration: the
-// rate once the pipeline is full. One iteration: the makespan.
+// rate once the pipeline is full. One iteration: the makespan. From the timeline, so
+// that a measured run without its warm-up iterations counts only those it kept.
 double steady_state_iteration_s(const SimulationResult& result) {
   std::map<int32_t, double> update_end;
   double makespan = 0;
-  for (int32_t i = 0; i < result.program.size(); ++i) {
-    makespan = std::max(makespan, result.times.end_s[i]);
-    const Instruction& ins = result.program.instructions[i];
-    if (ins.op != Op::kOptim) continue;
-    double& end = update_end[ins.iteration];
-    end = std::max(end, result.times.end_s[i]);
+  for (const Span& s : result.timeline.spans) {
+    makespan = std::max(makespan, s.end_s);
+    if (s.op != op_name(Op::kOptim)) continue;
+    double& end = update_end[s.iteration];
+    end = std::max(end, s.end_s);
   }
   if (update_end.size() < 2) return makespan;
   return (update_end.rbegin()->second - update_end.begin()->second) /

@@ -4,7 +4,6 @@
 // `--backend cuda` measures the GPUs instead (backend/cuda: NCCL send/recv between GPUs 0
 // and 1 for intra_node, pinned host->device copies for host_link), and falls back to Gloo
 // when no GPU is visible. Built into `pipetwin-real` only.
-#include <google/protobuf/text_format.h>
 
 #include <iomanip>
 #include <iostream>
@@ -18,9 +17,9 @@
 #include "backend/torch/link_calibration.h"
 #include "sim/cli/calibrate_from_trace.h"
 #include "sim/cli/cli_app.h"
+#include "sim/cli/scenario_output.h"
 #include "sim/errors.h"
 #include "sim/scenario/loaded_scenario.h"
-#include "traces/atomic_file.h"
 
 namespace pipetwin {
 namespace {
@@ -40,15 +39,7 @@ struct CalibrateArgs {
 
 void write_scenario(const LoadedScenario& loaded, const std::string& header,
                     const std::string& output) {
-  std::string text;
-  google::protobuf::TextFormat::PrintToString(loaded.scenario, &text);
-  text = header + text;
-  if (output.empty()) {
-    std::cout << text;
-  } else {
-    write_file_atomically(output, [&](std::ostream& out) { out << text; });
-    std::cerr << "calibrated scenario written to " << output << "\n";
-  }
+  write_scenario_file(loaded.scenario, header, output, "calibrated scenario");
 }
 
 #if PIPETWIN_HAS_CUDA

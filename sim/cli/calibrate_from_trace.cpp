@@ -1,16 +1,13 @@
 #include "sim/cli/calibrate_from_trace.h"
 
-#include <google/protobuf/text_format.h>
-
 #include <cstdio>
-#include <iostream>
 
+#include "sim/cli/scenario_output.h"
 #include "sim/errors.h"
 #include "sim/fit/makespan_match.h"
 #include "sim/fit/trace_fit.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "traces/atomic_file.h"
 #include "traces/timeline_proto_io.h"
 
 namespace pipetwin {
@@ -42,17 +39,9 @@ void calibrate_from_trace(const std::string& scenario, const std::vector<std::st
                 100 * (fit.measured_makespan_s / match.simulated_before_s - 1),
                 match.wakeup_before_s * 1e6, match.wakeup_after_s * 1e6,
                 match.simulated_after_s * 1e3);
-  std::string text;
-  google::protobuf::TextFormat::PrintToString(fitted, &text);
   const std::string header = describe_fit(fit, timeline_paths) + line;
-  text = header + text;
   std::fprintf(stderr, "%s", header.c_str());
-  if (output.empty()) {
-    std::cout << text;
-  } else {
-    write_file_atomically(output, [&](std::ostream& out) { out << text; });
-    std::cerr << "fitted scenario written to " << output << "\n";
-  }
+  write_scenario_file(fitted, header, output, "fitted scenario");
 }
 
 }  // namespace pipetwin

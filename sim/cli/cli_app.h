@@ -1,4 +1,4 @@
-// The pipetwin command line (DESIGN.md section 7). Exit codes: 0 success, 2 bad input
+// The pipetwin command line (README, "Command line"). Exit codes: 0 success, 2 bad input
 // (the message names the file, line and field), 1 runtime failure.
 #pragma once
 

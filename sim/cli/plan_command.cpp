@@ -2,7 +2,7 @@
 //                [--threads N] [--max-microbatches N] [--set PATH=VALUE]... [--json]
 //                [--write-plan FILE]`
 //
-// Searches unequal microbatches per stage (UMPIPE, DESIGN.md section 5) with DGAP, seeded
+// Searches unequal microbatches per stage (UMPIPE, docs/umpipe.md) with DGAP, seeded
 // with every baseline's plan, and reports the best plan with the gain over each baseline.
 // --write-plan saves the whole scenario with that plan as its schedule, for `simulate`.
 #include <google/protobuf/text_format.h>

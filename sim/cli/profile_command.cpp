@@ -3,19 +3,17 @@
 // explicit layers carrying the measured `cost_points`, so that the simulators predict
 // this machine. The layer placement is written out too, so that simulated and measured
 // runs cut the model the same way. Built into `pipetwin-real` only.
-#include <google/protobuf/text_format.h>
 
 #include <algorithm>
-#include <iostream>
 #include <memory>
-#include <thread>
 
+#include "backend/common/rank_environment.h"
 #include "backend/torch/layer_profiler.h"
 #include "sim/cli/cli_app.h"
+#include "sim/cli/scenario_output.h"
 #include "sim/errors.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/schedule/build_program.h"
-#include "traces/atomic_file.h"
 
 namespace pipetwin {
 namespace {
@@ -70,24 +68,19 @@ void run_profile(const ProfileArgs& args) {
   if (args.repeats < 1 || args.warmup < 0)
     throw InputError("--repeats must be >= 1, --warmup >= 0");
   // As in a run: the other ranks' compute threads keep the other cores busy.
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = allowed_cores();
   const int ranks = static_cast<int>(build_program(setup).num_devices);
   const int load_threads =
       args.load_threads >= 0 ? args.load_threads : std::min(ranks - 1, cores - 1);
   const std::vector<LayerProfile> profiles =
       profile_layers(setup, args.batches, args.warmup, args.repeats, load_threads);
-  std::string text;
-  google::protobuf::TextFormat::PrintToString(profiled_scenario(loaded, setup, profiles), &text);
-  text = "# Measured by `pipetwin profile` from " + loaded.source_name + " (median of " +
-         std::to_string(args.repeats) + " after " + std::to_string(args.warmup) +
-         " warm-up passes, one thread, " + std::to_string(load_threads) +
-         " other thread(s) computing as the other ranks of a run do).\n" + text;
-  if (args.output.empty()) {
-    std::cout << text;
-  } else {
-    write_file_atomically(args.output, [&](std::ostream& out) { out << text; });
-    std::cerr << "profile of " << profiles.size() << " layers written to " << args.output << "\n";
-  }
+  const std::string header = "# Measured by `pipetwin profile` from " + loaded.source_name +
+                             " (median of " + std::to_string(args.repeats) + " after " +
+                             std::to_string(args.warmup) + " warm-up passes, one thread, " +
+                             std::to_string(load_threads) +
+                             " other thread(s) computing as the other ranks of a run do).\n";
+  write_scenario_file(profiled_scenario(loaded, setup, profiles), header, args.output,
+                      "profile of " + std::to_string(profiles.size()) + " layers");
 }
 
 }  // namespace

@@ -18,7 +18,6 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "analysis/metrics.h"
 #include "analysis/noise_control.h"
@@ -133,12 +132,7 @@ struct MachineShare {
 
 // The cores this process may use, as it started (before --pin narrowed them).
 int available_cores() {
-  static const int cores = [] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }();
+  static const int cores = allowed_cores();
   return cores;
 }
 
@@ -220,22 +214,6 @@ std::string freeze_log_path(const RunArgs& args) {
   return (std::filesystem::path(args.repeat_output) / kRepeatFreezeLog).string();
 }
 
-// async_report's steady state (between the first and the last iteration's updates, per
-// iteration), over the kept iterations of the timeline.
-double steady_state_iteration_s(const Timeline& timeline) {
-  std::map<int32_t, double> update_end;
-  double makespan = 0;
-  for (const Span& s : timeline.spans) {
-    makespan = std::max(makespan, s.end_s);
-    if (s.op != "OPTIM") continue;
-    double& end = update_end[s.iteration];
-    end = std::max(end, s.end_s);
-  }
-  if (update_end.size() < 2) return makespan;
-  return (update_end.rbegin()->second - update_end.begin()->second) /
-         static_cast<double>(update_end.rbegin()->first - update_end.begin()->first);
-}
-
 // Per stage: the activation bytes per sample the live tensors held (measured) and what
 // the cost model's layers say (the Program's FWD stash).
 nlohmann::json stash_comparison(const Program& program, const RealRunResult& run) {
@@ -277,10 +255,6 @@ void report_measured(const RunArgs& args, const RunPlan& plan, const RankEnviron
     nlohmann::json j = report_json(result, metrics);
     j["instructions"] = result.timeline.spans.size();  // the kept iterations'
     j.update(pipeline_versions_json(result));
-    const double steady = steady_state_iteration_s(result.timeline);
-    j["steady_state_iteration_s"] = steady;
-    j["steady_state_throughput_samples_per_s"] =
-        steady > 0 ? plan.setup.training.global_batch / steady : 0;
     j["warmup_iterations"] = plan.warmup;
     j["machine"] = machine_json(machine);
     extra(j);

@@ -1,4 +1,4 @@
-// The analytic executor: list scheduling in max-plus algebra (DESIGN.md section 4).
+// The analytic executor: list scheduling in max-plus algebra (docs/schedules.md, "The analytic executor").
 // end(i) = max(end(lane predecessor), end(dependencies), partner's readiness) + duration(i)
 // Compute takes its instruction's compute_s; a transfer takes latency + bytes / bandwidth
 // of the link between its two devices; an ALLREDUCE the ring's closed form

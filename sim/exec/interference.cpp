@@ -119,8 +119,8 @@ std::vector<double> delays_for(const Program& program, const InterferenceSpec& s
 InterferenceFixedPoint apply_interference(Program& program, const ClusterSpec& cluster,
                                           int32_t max_rounds) {
   InterferenceFixedPoint result;
+  if (!cluster.interference.any()) return result;  // every interference_s stays 0
   for (Instruction& ins : program.instructions) ins.interference_s = 0;
-  if (!cluster.interference.any()) return result;
   for (; result.rounds < max_rounds; ++result.rounds) {
     const ExecutionTimes times = run_analytic(program, cluster);
     const std::vector<double> target = delays_for(program, cluster.interference, times);

@@ -45,7 +45,8 @@ struct InterferenceFixedPoint {
 };
 
 // Sets every instruction's interference_s to the fixed point of the rule (iterating the
-// analytic walk, at most `max_rounds` times). No-op without interference.
+// analytic walk, at most `max_rounds` times). Without interference it does nothing: a
+// Program is built with every interference_s 0.
 InterferenceFixedPoint apply_interference(Program& program, const ClusterSpec& cluster,
                                           int32_t max_rounds = 60);
 

@@ -276,13 +276,13 @@ void fit_links(const ResolvedScenario& setup, const std::vector<Measured>& spans
       for (auto& row : rows.x) row[4] = 0;
     }
     solved = fit_least_squares(rows, {0, 1, 2, 3, 4}, kOutlierMads);
-    bool refit = false;
     if (solved.coefficients[4] > kMaxSlowdown) {
       // Overlap and duration moved together: the link's own time cannot be told from the
       // slowdown. The links are fitted as they ran, under load, without a slowdown.
-      under_load = refit = true;
+      under_load = true;
       continue;
     }
+    bool refit = false;
     for (int g = 0; g < 2; ++g) {
       if (!keep_bandwidth[g] && !sends[g].empty() && !(solved.coefficients[2 * g + 1] > 0)) {
         keep_bandwidth[g] = refit = true;  // no bandwidth could be seen: keep the scenario's
@@ -311,8 +311,8 @@ void fit_links(const ResolvedScenario& setup, const std::vector<Measured>& spans
 // another lane waited for a wake-up; one whose last constraint was its lane predecessor
 // waited for the host to issue it. Each is the mean of its gaps (the tail included, as
 // for the costs).
-void gaps_of_run(const ResolvedScenario& setup, const Program& program, const Timeline& timeline,
-                 std::vector<double>& issue, std::vector<double>& wakeup, TraceFit& fit) {
+void gaps_of_run(const Program& program, const Timeline& timeline, std::vector<double>& issue,
+                 std::vector<double>& wakeup, TraceFit& fit) {
   using Key = std::tuple<int32_t, std::string, int32_t, int32_t, int32_t, int32_t>;
   std::map<Key, const Span*> by_key;
   for (const Span& s : timeline.spans) {
@@ -371,7 +371,7 @@ void fit_dispatch(const ResolvedScenario& setup, const std::vector<NamedTimeline
   const Program program = build_program(setup);
   std::vector<double> issue, wakeup;
   for (const NamedTimeline& run : runs) {
-    gaps_of_run(setup, program, *run.timeline, issue, wakeup, fit);
+    gaps_of_run(program, *run.timeline, issue, wakeup, fit);
   }
   fit.dispatch.issue_s = std::max(0.0, mean(issue));
   fit.dispatch.wakeup_s = std::max(0.0, mean(wakeup));

@@ -1,5 +1,5 @@
 // Visits a Program's instructions in an order that respects lane order, data
-// dependencies and rendezvous pairs: the max-plus recurrence of DESIGN.md section 4.
+// dependencies and rendezvous pairs: the max-plus recurrence of docs/schedules.md.
 // The analytic executor is this walk with real durations; validation runs it with zero
 // durations to prove the program cannot deadlock.
 #pragma once

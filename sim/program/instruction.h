@@ -1,4 +1,4 @@
-// One instruction of the program IR (DESIGN.md section 3).
+// One instruction of the program IR (docs/schedules.md, "The Program").
 #pragma once
 
 #include <cstdint>

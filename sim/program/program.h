@@ -1,5 +1,5 @@
 // A Program: per (device, lane), an ordered instruction list, plus the data dependencies
-// that lane order does not imply and the SEND<->RECV pairing (DESIGN.md section 3).
+// that lane order does not imply and the SEND<->RECV pairing (docs/schedules.md).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The simgrid executor: the Program on a SimGrid 3.32 platform built from the cluster
-// (DESIGN.md section 4). One actor per device lane; compute is an execution on the
+// (docs/simgrid.md). One actor per device lane; compute is an execution on the
 // device's host, a SEND/RECV pair a rendezvous through its own mailbox, so transfers
 // share links and slow each other down as the network model says.
 //

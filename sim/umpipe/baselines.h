@@ -1,4 +1,4 @@
-// The baselines UMPIPE is compared with (TPDS 2024; DESIGN.md section 5), each a plan the
+// The baselines UMPIPE is compared with (TPDS 2024; docs/umpipe.md), each a plan the
 // DGAP search is seeded with, so that the search never reports worse than any of them:
 //   * equal microbatches under GPipe: equal_plan with the scenario's microbatch count;
 //   * equal microbatches under 1F1B (PipeDream-flush): a different order, not an

@@ -1,4 +1,4 @@
-// DGAP, the genetic search of UMPIPE (TPDS 2024, DESIGN.md section 5): it looks for the
+// DGAP, the genetic search of UMPIPE (TPDS 2024; docs/umpipe.md): it looks for the
 // UnequalPlan with the shortest iteration time.
 //
 // An individual has two chromosomes, the forward cuts and the backward cuts, each with one
