@@ -4,13 +4,13 @@
 
 #include <string>
 
+#include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/exec/memory_curve.h"
 #include "sim/program/validate_program.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/schedule/build_program.h"
 
 namespace pipetwin {
 namespace {

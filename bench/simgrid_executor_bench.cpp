@@ -5,10 +5,10 @@
 
 #include <string>
 
+#include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/schedule/build_program.h"
 #include "sim/simgrid/simgrid_executor.h"
 
 namespace pipetwin {

@@ -14,9 +14,9 @@
 #include "backend/common/local_launcher.h"
 #include "backend/torch/link_calibration.h"
 #include "backend/torch/real_run.h"
+#include "sim/build_program.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/schedule/build_program.h"
 
 namespace pipetwin {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
-#include "sim/schedule/build_program.h"
 #include "sim/umpipe/dgap.h"
 #include "sim/umpipe/plan_evaluator.h"
 #include "sim/umpipe/umpipe_search.h"

@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "sim/errors.h"
-#include "sim/exec/analytic_executor.h"
+#include "sim/build_program.h"
 #include "sim/exec/interference.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/schedule/build_program.h"
-#include "sim/simgrid/simgrid_executor.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {
@@ -22,25 +20,16 @@ std::string gib(double bytes) {
 
 }  // namespace
 
-std::vector<std::string> available_engines() { return {"analytic", "simgrid"}; }
-
 SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions& options) {
   return simulate_setup(resolve_scenario(loaded), options);
 }
 
 SimulationResult simulate_setup(const ResolvedScenario& setup, const SimulationOptions& options) {
-  const auto engines = available_engines();
-  if (std::find(engines.begin(), engines.end(), options.engine) == engines.end()) {
-    throw InputError("--engine " + options.engine +
-                     ": unknown engine (available: analytic, simgrid)");
-  }
   SimulationResult result;
   result.setup = setup;
   result.program = build_program(result.setup);
   apply_interference(result.program, result.setup.cluster);
-  result.times = options.engine == "simgrid"
-                     ? run_simgrid(result.program, result.setup.cluster, result.setup.simgrid)
-                     : run_analytic(result.program, result.setup.cluster);
+  result.times = execute(result.program, result.setup, options.engine);
   result.memory = memory_curve(result.program, result.times);
 
   for (int32_t d = 0; d < result.program.num_devices; ++d) {
@@ -72,21 +61,12 @@ SimulationResult simulate_setup(const ResolvedScenario& setup, const SimulationO
                          " (cluster.host_memory_gib). Offload fewer stages or a smaller "
                          "schedule.offload.fraction.");
   }
-  // The analytic engine has no topology of its own; its traffic is shown on the links
-  // the cluster's fabric would use, so that the two engines can be compared link by link.
-  // A SimGrid XML platform has its own links, which pipetwin does not know: no link
-  // statistics then.
-  const bool own_platform =
-      options.engine == "simgrid" && !result.setup.cluster.simgrid_platform.empty();
-  if (!own_platform) {
-    const Topology topology =
-        options.engine == "simgrid"
-            ? simgrid_topology(result.program, result.setup.cluster, result.setup.simgrid)
-            : Topology::shared(result.setup.cluster);
-    result.links = link_usage(result.program, topology, result.times);
+  if (const std::optional<Topology> topology =
+          accounting_topology(result.program, result.setup, options.engine)) {
+    result.links = link_usage(result.program, *topology, result.times);
   }
   result.timeline = make_timeline(result.program, result.setup.cluster, result.times, result.memory,
-                                  options.engine);
+                                  engine_name(options.engine));
   add_link_counters(result.timeline, result.links);
   return result;
 }

@@ -4,18 +4,19 @@
 #include <string>
 #include <vector>
 
+#include "sim/engine.h"
 #include "sim/exec/execution_times.h"
 #include "sim/exec/link_usage.h"
 #include "sim/exec/memory_curve.h"
 #include "sim/program/program.h"
 #include "sim/scenario/loaded_scenario.h"
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/resolved_scenario.h"
 #include "traces/timeline.h"
 
 namespace pipetwin {
 
 struct SimulationOptions {
-  std::string engine = "analytic";
+  Engine engine = Engine::kAnalytic;
   // Report devices whose peak memory exceeds their capacity instead of failing.
   bool allow_oom = false;
 };
@@ -35,7 +36,5 @@ struct SimulationResult {
 SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions& options);
 // The same, from a scenario already resolved (and possibly changed in code).
 SimulationResult simulate_setup(const ResolvedScenario& setup, const SimulationOptions& options);
-
-std::vector<std::string> available_engines();
 
 }  // namespace pipetwin

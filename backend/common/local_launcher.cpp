@@ -12,7 +12,7 @@
 #include <cstring>
 #include <thread>
 
-#include "sim/errors.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "sim/errors.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

@@ -15,9 +15,9 @@
 #include <set>
 #include <tuple>
 
-#include "backend/common/stash_ledger.h"
 #include "backend/cuda/cuda_support.cuh"
 #include "backend/cuda/replay_executor.h"
+#include "backend/replay/stash_ledger.h"
 
 namespace pipetwin {
 namespace {

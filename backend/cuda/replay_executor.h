@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/common/replay_ops.h"
+#include "backend/replay/replay_ops.h"
 
 namespace pipetwin {
 

@@ -1,21 +1,21 @@
 // `pipetwin run --backend cuda` on one rank (see backend/common/replay_run.h). No LibTorch:
 // NCCL's bootstrap is the rendezvous and NCCL all-reduces merge the times, so a machine
 // with the CUDA toolkit and NCCL needs nothing else.
-#include "backend/common/replay_run.h"
+#include "backend/replay/replay_run.h"
 
 #include <algorithm>
 #include <cstdlib>
 
 #include "backend/common/measured_times.h"
-#include "backend/common/replay_plan.h"
-#include "backend/common/stash_ledger.h"
 #include "backend/cuda/cuda_calibration.h"
 #include "backend/cuda/replay_executor.h"
-#include "sim/errors.h"
+#include "backend/replay/replay_plan.h"
+#include "backend/replay/stash_ledger.h"
+#include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/exec/memory_curve.h"
-#include "sim/schedule/build_program.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

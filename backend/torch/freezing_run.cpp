@@ -5,11 +5,11 @@
 #include "backend/torch/clock_alignment.h"
 #include "backend/torch/rank_executor.h"
 #include "backend/torch/real_run.h"
-#include "sim/errors.h"
+#include "sim/build_program.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/exec/memory_curve.h"
 #include "sim/freeze/freeze_controller.h"
-#include "sim/schedule/build_program.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEnvironment& env,

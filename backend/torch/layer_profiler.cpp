@@ -7,7 +7,7 @@
 #include "backend/torch/optimizers.h"
 #include "backend/torch/torch_pch.h"
 #include "backend/torch/zoo_modules.h"
-#include "sim/errors.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/resolved_scenario.h"
 
 namespace pipetwin {
 

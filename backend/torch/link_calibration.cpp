@@ -7,7 +7,7 @@
 #include "backend/common/link_fit.h"
 #include "backend/torch/background_load.h"
 #include "backend/torch/gloo_group.h"
-#include "sim/errors.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

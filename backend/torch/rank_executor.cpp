@@ -19,8 +19,8 @@
 #include "backend/torch/synthetic_task.h"
 #include "backend/torch/torch_pch.h"
 #include "backend/torch/zoo_modules.h"
-#include "sim/errors.h"
-#include "sim/schedule/build_program.h"
+#include "sim/build_program.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

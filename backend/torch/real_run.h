@@ -13,7 +13,7 @@
 #include "sim/freeze/gradient_norms.h"
 #include "sim/freeze/training_run.h"
 #include "sim/program/program.h"
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/resolved_scenario.h"
 #include "traces/timeline.h"
 
 namespace pipetwin {

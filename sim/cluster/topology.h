@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/cluster/cluster_spec.h"
+#include "sim/spec/cluster_spec.h"
 
 namespace pipetwin {
 

@@ -1,8 +1,8 @@
 #include "sim/exec/analytic_executor.h"
 
-#include "sim/errors.h"
 #include "sim/exec/ring_allreduce.h"
 #include "sim/program/dependency_walk.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 

@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/cluster/cluster_spec.h"
 #include "sim/exec/execution_times.h"
 #include "sim/program/program.h"
+#include "sim/spec/cluster_spec.h"
 
 namespace pipetwin {
 

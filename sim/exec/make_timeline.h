@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "sim/cluster/cluster_spec.h"
 #include "sim/exec/execution_times.h"
 #include "sim/exec/link_usage.h"
 #include "sim/exec/memory_curve.h"
 #include "sim/program/program.h"
+#include "sim/spec/cluster_spec.h"
 #include "traces/timeline.h"
 
 namespace pipetwin {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <span>
 
-#include "sim/cluster/cluster_spec.h"
+#include "sim/spec/cluster_spec.h"
 
 namespace pipetwin {
 

@@ -4,11 +4,11 @@
 
 #include <cmath>
 
+#include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/interference.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/schedule/build_program.h"
 
 namespace pipetwin {
 

@@ -8,12 +8,12 @@
 #include <sstream>
 #include <tuple>
 
-#include "sim/errors.h"
+#include "sim/build_program.h"
 #include "sim/exec/interference.h"
 #include "sim/fit/least_squares.h"
 #include "sim/program/instruction.h"
-#include "sim/schedule/build_program.h"
-#include "sim/umpipe/unequal_plan.h"
+#include "sim/spec/errors.h"
+#include "sim/spec/unequal_plan.h"
 
 namespace pipetwin {
 namespace {

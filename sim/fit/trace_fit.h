@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "scenario.pb.h"
-#include "sim/cluster/cluster_spec.h"
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/resolved_scenario.h"
 #include "traces/timeline.h"
 
 namespace pipetwin {

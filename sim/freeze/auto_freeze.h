@@ -9,12 +9,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace pipetwin {
+#include "sim/spec/freeze_spec.h"
 
-struct FreezeRule {
-  double percentile = 50;               // of r over the active layers, in [0, 100]
-  double max_fraction_per_step = 0.25;  // of all layers, in (0, 1]
-};
+namespace pipetwin {
 
 // The new frozen prefix length after an interval, from the previous and current
 // per-layer accumulated norms of all L layers (entries below `frozen` are ignored).

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/resolved_scenario.h"
 
 namespace pipetwin {
 

@@ -5,15 +5,15 @@
 #include <map>
 #include <tuple>
 
-#include "sim/errors.h"
+#include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/freeze/auto_freeze.h"
 #include "sim/freeze/freeze_controller.h"
+#include "sim/freeze/gradient_norms.h"
 #include "sim/model/training_memory.h"
 #include "sim/partition/balanced_partition.h"
-#include "sim/schedule/build_program.h"
-#include "sim/simgrid/simgrid_executor.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 
@@ -237,9 +237,7 @@ TrainingRun simulate_training(const ResolvedScenario& setup, const SimulationOpt
         if (i.op == Op::kMigrate) m.bytes += i.bytes;
       }
       if (moves.size() > 0) {
-        const ExecutionTimes t = options.engine == "simgrid"
-                                     ? run_simgrid(moves, setup.cluster, setup.simgrid)
-                                     : run_analytic(moves, setup.cluster);
+        const ExecutionTimes t = execute(moves, setup, options.engine);
         m.seconds = *std::max_element(t.end_s.begin(), t.end_s.end());
       }
       run.migrations.push_back(m);

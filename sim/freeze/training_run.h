@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "sim/program/program.h"
-#include "sim/scenario/resolved_scenario.h"
 #include "sim/simulate.h"
+#include "sim/spec/resolved_scenario.h"
 
 namespace pipetwin {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "scenario.pb.h"
-#include "sim/model/model_spec.h"
+#include "sim/spec/model_spec.h"
 
 namespace pipetwin {
 

@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/errors.h"
 #include "sim/model/model_sources.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

@@ -3,7 +3,7 @@
 // bytes, so a layer has parameter_bytes / 4 parameters.
 #pragma once
 
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/resolved_scenario.h"
 
 namespace pipetwin {
 

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "sim/errors.h"
 #include "sim/model/model_sources.h"
 #include "sim/model/zoo_architecture.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

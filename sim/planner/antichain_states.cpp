@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "sim/errors.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 

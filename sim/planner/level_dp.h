@@ -15,8 +15,8 @@
 #include <limits>
 #include <vector>
 
-#include "sim/cluster/cluster_spec.h"
 #include "sim/planner/span_table.h"
+#include "sim/spec/cluster_spec.h"
 
 namespace pipetwin {
 

@@ -6,11 +6,11 @@
 #include <memory>
 #include <string>
 
-#include "sim/errors.h"
 #include "sim/planner/antichain_states.h"
 #include "sim/planner/layer_graph.h"
 #include "sim/planner/level_dp.h"
 #include "sim/planner/span_table.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

@@ -17,8 +17,8 @@
 
 #include <vector>
 
-#include "sim/cluster/cluster_spec.h"
 #include "sim/planner/planner_problem.h"
+#include "sim/spec/cluster_spec.h"
 
 namespace pipetwin {
 

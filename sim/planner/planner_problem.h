@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "sim/cluster/cluster_spec.h"
-#include "sim/model/model_spec.h"
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/model_spec.h"
+#include "sim/spec/resolved_scenario.h"
 
 namespace pipetwin {
 

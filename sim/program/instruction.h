@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/spec/sample_range.h"
+
 namespace pipetwin {
 
 enum class Op : uint8_t {
@@ -48,19 +50,6 @@ Op partner_op(Op op);
 inline bool is_transfer(Op op) { return is_send(op) || is_recv(op); }
 inline bool is_collective(Op op) { return op == Op::kAllreduce; }
 inline bool is_copy(Op op) { return op == Op::kOffload || op == Op::kReload; }
-
-// A half-open range [lo, hi) of samples of the minibatch.
-struct SampleRange {
-  int32_t lo = 0;
-  int32_t hi = 0;
-
-  int32_t size() const { return hi - lo; }
-  bool overlaps(const SampleRange& other) const { return lo < other.hi && other.lo < hi; }
-  SampleRange intersect(const SampleRange& other) const {
-    return {lo > other.lo ? lo : other.lo, hi < other.hi ? hi : other.hi};
-  }
-  bool operator==(const SampleRange&) const = default;
-};
 
 struct Instruction {
   Op op = Op::kFwd;

@@ -4,8 +4,8 @@
 #include <map>
 #include <tuple>
 
-#include "sim/errors.h"
 #include "sim/program/dependency_walk.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "sim/errors.h"
 #include "sim/scenario/field_path.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

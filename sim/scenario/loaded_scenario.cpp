@@ -10,9 +10,9 @@
 
 #include "scenarios/builtin_files.h"
 #include "sim/cluster/presets.h"
-#include "sim/errors.h"
 #include "sim/scenario/apply_override.h"
 #include "sim/scenario/field_path.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "sim/errors.h"
 #include "sim/model/model_sources.h"
-#include "sim/schedule/build_program.h"
+#include "sim/scenario/freeze_log.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "sim/scenario/loaded_scenario.h"
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/resolved_scenario.h"
 
 namespace pipetwin {
 

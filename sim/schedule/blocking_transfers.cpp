@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "sim/errors.h"
 #include "sim/program/csr.h"
 #include "sim/program/dependency_walk.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

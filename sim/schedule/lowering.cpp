@@ -5,7 +5,7 @@
 #include <map>
 #include <tuple>
 
-#include "sim/umpipe/unequal_plan.h"
+#include "sim/spec/unequal_plan.h"
 
 namespace pipetwin {
 namespace {

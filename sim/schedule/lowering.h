@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/model/cost_curve.h"
 #include "sim/program/program.h"
 #include "sim/schedule/async_order.h"
 #include "sim/schedule/compute_order.h"
+#include "sim/spec/cost_curve.h"
 
 namespace pipetwin {
 

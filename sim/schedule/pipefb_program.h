@@ -23,8 +23,8 @@
 #pragma once
 
 #include "sim/program/program.h"
-#include "sim/scenario/resolved_scenario.h"
 #include "sim/schedule/lowering.h"
+#include "sim/spec/resolved_scenario.h"
 
 namespace pipetwin {
 

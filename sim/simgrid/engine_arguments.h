@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/resolved_scenario.h"
 
 namespace pipetwin {
 

@@ -4,10 +4,10 @@
 #include <cstring>
 #include <simgrid/s4u.hpp>
 
-#include "sim/errors.h"
 #include "sim/simgrid/engine_arguments.h"
 #include "sim/simgrid/run_in_child.h"
 #include "sim/simgrid/s4u_platform.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/cluster/cluster_spec.h"
 #include "sim/cluster/topology.h"
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/resolved_scenario.h"
 
 namespace pipetwin {
 

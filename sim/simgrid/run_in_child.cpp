@@ -9,7 +9,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "sim/errors.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

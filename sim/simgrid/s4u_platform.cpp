@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/errors.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 

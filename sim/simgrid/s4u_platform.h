@@ -6,8 +6,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/cluster/cluster_spec.h"
 #include "sim/cluster/topology.h"
+#include "sim/spec/cluster_spec.h"
 
 namespace pipetwin {
 

@@ -5,11 +5,11 @@
 #include <mutex>
 #include <simgrid/s4u.hpp>
 
-#include "sim/errors.h"
 #include "sim/exec/ring_allreduce.h"
 #include "sim/simgrid/engine_arguments.h"
 #include "sim/simgrid/run_in_child.h"
 #include "sim/simgrid/s4u_platform.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {

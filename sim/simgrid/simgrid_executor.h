@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "sim/cluster/cluster_spec.h"
 #include "sim/cluster/topology.h"
 #include "sim/exec/execution_times.h"
 #include "sim/program/program.h"
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/resolved_scenario.h"
 
 namespace pipetwin {
 

@@ -6,8 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
-#include "sim/schedule/build_program.h"
 
 namespace pipetwin {
 namespace {

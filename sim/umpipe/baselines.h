@@ -13,9 +13,9 @@
 #include <functional>
 #include <optional>
 
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/resolved_scenario.h"
+#include "sim/spec/unequal_plan.h"
 #include "sim/umpipe/dgap.h"
-#include "sim/umpipe/unequal_plan.h"
 
 namespace pipetwin {
 

@@ -46,7 +46,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/umpipe/unequal_plan.h"
+#include "sim/spec/unequal_plan.h"
 
 namespace pipetwin {
 

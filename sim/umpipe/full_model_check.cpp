@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "sim/errors.h"
 #include "sim/simulate.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 

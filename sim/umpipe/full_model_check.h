@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/resolved_scenario.h"
 #include "sim/umpipe/umpipe_search.h"
 
 namespace pipetwin {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "sim/schedule/build_program.h"
+#include "sim/build_program.h"
 
 namespace pipetwin {
 namespace {

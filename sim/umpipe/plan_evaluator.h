@@ -20,9 +20,9 @@
 #include <span>
 #include <vector>
 
-#include "sim/cluster/cluster_spec.h"
-#include "sim/scenario/resolved_scenario.h"
-#include "sim/umpipe/unequal_plan.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/resolved_scenario.h"
+#include "sim/spec/unequal_plan.h"
 
 namespace pipetwin {
 

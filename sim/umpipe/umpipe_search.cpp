@@ -4,8 +4,8 @@
 #include <chrono>
 #include <string>
 
-#include "sim/errors.h"
-#include "sim/schedule/build_program.h"
+#include "sim/build_program.h"
+#include "sim/spec/errors.h"
 #include "sim/umpipe/plan_evaluator.h"
 
 namespace pipetwin {

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <optional>
 
-#include "sim/scenario/resolved_scenario.h"
+#include "sim/spec/resolved_scenario.h"
+#include "sim/spec/unequal_plan.h"
 #include "sim/umpipe/baselines.h"
 #include "sim/umpipe/dgap.h"
-#include "sim/umpipe/unequal_plan.h"
 
 namespace pipetwin {
 

@@ -1,0 +1,200 @@
+#include "cli/plan_pipedream.h"
+
+#include <chrono>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/text_units.h"
+#include "sim/planner/pipedream_planner.h"
+#include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/resolve_scenario.h"
+#include "sim/scenario/scenario_writer.h"
+#include "sim/spec/errors.h"
+
+namespace pipetwin {
+namespace {
+
+
+// "0-12,15,17-20": a DAG stage need not be one range of the layer order.
+std::string ranges_text(const std::vector<int>& layers) {
+  std::string text;
+  for (size_t a = 0; a < layers.size();) {
+    size_t b = a;
+    while (b + 1 < layers.size() && layers[b + 1] == layers[b] + 1) ++b;
+    if (!text.empty()) text += ",";
+    text += std::to_string(layers[a]);
+    if (b > a) text += "-" + std::to_string(layers[b]);
+    a = b + 1;
+  }
+  return text;
+}
+
+std::string devices_text(const ResolvedScenario& setup, const std::vector<int>& devices) {
+  std::string text;
+  for (int d : devices) text += (text.empty() ? "" : ",") + setup.cluster.devices[d].name;
+  return text;
+}
+
+// What limits the plan: the slowest stage or cut.
+std::string bottleneck_text(const PipedreamPlan& plan) {
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    const PlannedStageCost& c = plan.stages[s].cost;
+    if (c.time_s == plan.bottleneck_s) return "stage " + std::to_string(s);
+    if (c.cut_s == plan.bottleneck_s) {
+      return "cut " + std::to_string(s) + "->" + std::to_string(s + 1);
+    }
+  }
+  return "";
+}
+
+nlohmann::json plan_json(const ResolvedScenario& setup, const PipedreamPlan& plan,
+                         const PipedreamPlanArgs& args, double wall_s) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    const PlannedStage& stage = plan.stages[s];
+    nlohmann::json devices = nlohmann::json::array();
+    for (int d : stage.devices) devices.push_back(setup.cluster.devices[d].name);
+    stages.push_back({{"stage", s},
+                      {"layers", stage.layers},
+                      {"replicas", stage.devices.size()},
+                      {"devices", devices},
+                      {"time_s", stage.cost.time_s},
+                      {"compute_s", stage.cost.compute_s},
+                      {"allreduce_s", stage.cost.allreduce_s},
+                      {"cut_s", stage.cost.cut_s},
+                      {"memory_bytes", stage.cost.memory_bytes},
+                      {"memory_limit_bytes", stage.cost.memory_limit_bytes},
+                      {"in_flight_microbatches", stage.cost.in_flight}});
+  }
+  return {{"scenario", setup.name},
+          {"search", "pipedream"},
+          {"straight", args.straight},
+          {"levels", plan.levels},
+          {"antichain_states", plan.states},
+          {"devices", setup.cluster.devices.size()},
+          {"devices_used", plan.devices_used},
+          {"microbatches", setup.training.microbatches},
+          {"stages", stages},
+          {"contiguous", plan.contiguous},
+          {"bottleneck_s", plan.bottleneck_s},
+          {"objective_s", plan.objective_s},
+          {"search_wall_s", wall_s}};
+}
+
+void print_plan(std::ostream& out, const ResolvedScenario& setup, const PipedreamPlan& plan,
+                const PipedreamPlanArgs& args, double wall_s) {
+  const ClusterSpec& cluster = setup.cluster;
+  out << setup.name << ": PipeDream planner" << (args.straight ? " (straight)" : "") << ", "
+      << cluster.devices.size() << " devices (" << cluster.nodes << " x " << cluster.gpus_per_node
+      << "), " << plan.levels << " bandwidth level" << (plan.levels > 1 ? "s" : "") << ", "
+      << plan.states << " antichain states, " << setup.training.microbatches << " microbatches of "
+      << format_number(
+             "%g", static_cast<double>(setup.training.global_batch) / setup.training.microbatches)
+      << " samples\n\n";
+  std::vector<std::string> layers;
+  size_t width = 8, device_width = 9;
+  for (const PlannedStage& stage : plan.stages) {
+    layers.push_back(ranges_text(stage.layers));
+    width = std::max(width, layers.back().size() + 2);
+    device_width = std::max(device_width, devices_text(setup, stage.devices).size() + 2);
+  }
+  out << pad("stage", 7) << pad("layers", width) << pad("replicas", 10)
+      << pad("devices", device_width) << pad("time", 13) << pad("all-reduce", 13)
+      << pad("memory (GiB)", 17) << "cut to next\n";
+  for (size_t s = 0; s < plan.stages.size(); ++s) {
+    const PlannedStage& stage = plan.stages[s];
+    out << pad(std::to_string(s), 7) << pad(layers[s], width)
+        << pad(std::to_string(stage.devices.size()), 10)
+        << pad(devices_text(setup, stage.devices), device_width)
+        << pad(format_seconds(stage.cost.time_s), 13)
+        << pad(format_seconds(stage.cost.allreduce_s), 13)
+        << pad(format_gib(stage.cost.memory_bytes) + " / " +
+                   format_gib(stage.cost.memory_limit_bytes),
+               17)
+        << (s + 1 < plan.stages.size() ? format_seconds(stage.cost.cut_s) : "-") << "\n";
+  }
+  out << "\n"
+      << pad("bottleneck", 16) << format_seconds(plan.bottleneck_s) << " per microbatch ("
+      << bottleneck_text(plan) << ")\n"
+      << pad("devices used", 16) << plan.devices_used << " of " << cluster.devices.size() << "\n"
+      << pad("planned in", 16) << format_seconds(wall_s) << "\n";
+}
+
+// The scenario with the plan as its schedule. pipetwin's schedules replicate whole
+// pipelines (training.data_parallel), not single stages, and place contiguous layer
+// ranges (schedule.partition): the written plan is the straight, contiguous one.
+void write_plan_file(const PipedreamPlanArgs& args, const LoadedScenario& loaded,
+                     const PipedreamPlan& plan) {
+  proto::Scenario scenario = loaded.scenario;
+  proto::Schedule* schedule = scenario.mutable_schedule();
+  if (schedule->kind() != proto::GPIPE) schedule->set_kind(proto::ONE_F_ONE_B);
+  schedule->set_stages(static_cast<int32_t>(plan.stages.size()));
+  schedule->clear_virtual_stages();
+  schedule->clear_stage_plans();
+  schedule->clear_offload();
+  schedule->clear_partition();
+  for (int layers : plan.partition()) schedule->add_partition(layers);
+  scenario.mutable_training()->set_data_parallel(1);
+  write_scenario(scenario, loaded,
+                 "# Straight PipeDream partition found by `pipetwin plan " + loaded.source_name +
+                     " --search pipedream`: bottleneck " +
+                     format_number("%.17g", plan.bottleneck_s) + " s per microbatch\n",
+                 args.write_plan);
+}
+
+}  // namespace
+
+void run_pipedream_plan(const PipedreamPlanArgs& args) {
+  const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
+  const ResolvedScenario setup = resolve_scenario(loaded);
+  PlannerProblem problem = planner_problem(setup);
+  problem.straight = args.straight;
+  problem.memory_source = loaded.where("cluster.gpu.memory_gib");
+
+  const auto start = std::chrono::steady_clock::now();
+  const PipedreamPlan plan = plan_pipedream(problem);
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  if (!args.write_plan.empty()) {
+    PipedreamPlan written = plan;
+    bool replicated = false;
+    for (const PlannedStage& stage : plan.stages) replicated |= stage.devices.size() > 1;
+    if (replicated || !plan.contiguous) {
+      problem.straight = true;
+      PipedreamOptions options;
+      options.chain_only = true;
+      written = plan_pipedream(problem, options);
+      if (!written.contiguous) {
+        // Kept states are layer-order prefixes, so this cannot happen; say so if it does.
+        throw RuntimeFailure("--write-plan: the straight plan is not contiguous");
+      }
+      std::cerr << "note: --write-plan: pipetwin's schedules cannot replicate single stages "
+                   "or place a stage on a non-contiguous set of layers, so "
+                << args.write_plan << " holds the best straight contiguous partition ("
+                << written.stages.size() << " stages, bottleneck "
+                << format_seconds(written.bottleneck_s) << " per microbatch vs "
+                << format_seconds(plan.bottleneck_s) << " for the plan shown)\n";
+    }
+    bool placed = true;
+    for (size_t s = 0; s < written.stages.size(); ++s) {
+      placed = placed && written.stages[s].devices == std::vector<int>{static_cast<int>(s)};
+    }
+    if (!placed) {
+      std::cerr << "note: --write-plan: simulate places stage s on device s, not on the "
+                   "devices the planner matched\n";
+    }
+    write_plan_file(args, loaded, written);
+  }
+  if (args.json) {
+    std::cout << plan_json(setup, plan, args, wall_s).dump(2) << "\n";
+  } else {
+    print_plan(std::cout, setup, plan, args, wall_s);
+    if (!args.write_plan.empty()) {
+      std::cout << "\nplan written to " << args.write_plan << " (run it with: pipetwin simulate "
+                << args.write_plan << ")\n";
+    }
+  }
+}
+
+}  // namespace pipetwin

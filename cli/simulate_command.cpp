@@ -1,0 +1,100 @@
+// `pipetwin simulate [SCENARIO] [--engine analytic] [--trace FILE.json] [--timeline FILE]
+//                    [--set PATH=VALUE]... [--json] [--allow-oom]`
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "analysis/metrics.h"
+#include "cli/async_report.h"
+#include "cli/cli_app.h"
+#include "cli/freeze_report.h"
+#include "cli/report.h"
+#include "cli/text_units.h"
+#include "sim/freeze/training_run.h"
+#include "sim/scenario/resolve_scenario.h"
+#include "sim/simulate.h"
+#include "sim/spec/errors.h"
+
+namespace pipetwin {
+namespace {
+
+struct SimulateArgs {
+  std::string scenario;
+  std::string engine = "analytic";
+  std::string trace_path;
+  std::string timeline_path;
+  std::vector<std::string> overrides;
+  bool json = false;
+  bool allow_oom = false;
+};
+
+// A whole training run with FreezePipe: a phase table, or JSON with training_time_s,
+// freeze_events and phases next to the first phase's report.
+void run_training(const SimulateArgs& args, const ResolvedScenario& setup) {
+  const TrainingRun run = simulate_training(setup, {parse_engine(args.engine), args.allow_oom});
+  write_run_files(run.overview, args.trace_path, args.timeline_path);
+  const int32_t iterations = setup.training.iterations;
+  if (args.json) {
+    const SimulationResult& first = run.first_phase;
+    nlohmann::json j =
+        report_json(first, compute_metrics(first.timeline, 1, setup.training.global_batch));
+    j["training_time_s"] = run.training_time_s;
+    j["iteration_time_s"] = run.training_time_s / iterations;
+    j["throughput_samples_per_s"] =
+        static_cast<double>(setup.training.global_batch) * iterations / run.training_time_s;
+    j.update(freeze_run_json(run.phases, run.migrations));
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << setup.name << ": FreezePipe over " << iterations << " iterations, engine "
+            << args.engine << "\n\n";
+  print_freeze_phases(std::cout, run.phases, run.migrations);
+  std::cout << "\ntraining time  " << format_seconds(run.training_time_s) << "\n";
+}
+
+void run_simulate(const SimulateArgs& args) {
+  const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
+  const ResolvedScenario setup = resolve_scenario(loaded);
+  if (setup.freeze.enabled && setup.freeze.measured()) {
+    throw InputError(loaded.where("freeze") +
+                     ": no source of freezing to simulate: give at, log or synthetic (without "
+                     "one, the rule runs on the gradients pipetwin run measures)");
+  }
+  if (setup.freeze.enabled) return run_training(args, setup);
+  const SimulationResult result =
+      simulate_setup(setup, {parse_engine(args.engine), args.allow_oom});
+  const RunMetrics metrics = compute_metrics(result.timeline, result.setup.training.iterations,
+                                             result.setup.training.global_batch);
+  write_run_files(result.timeline, args.trace_path, args.timeline_path);
+  if (args.json) {
+    nlohmann::json j = report_json(result, metrics);
+    j.update(pipeline_versions_json(result));
+    std::cout << j.dump(2) << "\n";
+  } else {
+    print_report(std::cout, result, metrics);
+    if (is_asynchronous(setup.schedule.kind)) print_pipeline_versions(std::cout, result);
+    if (!args.trace_path.empty()) {
+      std::cout << "\ntrace written to " << args.trace_path
+                << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
+    }
+  }
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+  auto args = std::make_shared<SimulateArgs>();
+  CLI::App* cmd = app.add_subcommand("simulate", "simulate a scenario on a virtual cluster");
+  cmd->add_option("scenario", args->scenario,
+                  "scenario .textproto, or builtin:NAME (default: the built-in quickstart)");
+  cmd->add_option("--engine", args->engine, "executor: analytic or simgrid")
+      ->default_val("analytic");
+  cmd->add_option("--trace", args->trace_path, "write a Chrome/Perfetto trace (JSON)");
+  cmd->add_option("--timeline", args->timeline_path, "write the timeline (protobuf)");
+  cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");
+  cmd->add_flag("--json", args->json, "print one JSON object instead of the table");
+  cmd->add_flag("--allow-oom", args->allow_oom, "report devices out of memory instead of failing");
+  cmd->callback([args] { run_simulate(*args); });
+}
+
+}  // namespace pipetwin

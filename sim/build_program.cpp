@@ -1,0 +1,220 @@
+#include "sim/build_program.h"
+
+#include <cmath>
+
+#include "sim/model/training_memory.h"
+#include "sim/partition/balanced_partition.h"
+#include "sim/planner/selective_offload.h"
+#include "sim/program/validate_program.h"
+#include "sim/schedule/blocking_transfers.h"
+#include "sim/schedule/compute_order.h"
+#include "sim/schedule/pipefb_program.h"
+#include "sim/schedule/weight_versions.h"
+
+namespace pipetwin {
+
+double device_flops(const ResolvedScenario& setup, int device) {
+  return setup.cluster.devices[device].peak_flops * setup.model.efficiency;
+}
+
+int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk) {
+  return chunk % setup.schedule.stages;
+}
+
+namespace {
+
+// PipeDream updates after every microbatch; 2BW and APapo once per iteration, APapo under
+// micro-batch control. Each stage keeps the weight versions its in-flight microbatches
+// need: resident bytes grow by its weights for every version beyond the current one.
+Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout& layout) {
+  const ScheduleSpec& schedule = setup.schedule;
+  AsyncOrderInput input;
+  input.stages = schedule.stages;
+  input.microbatches = setup.training.microbatches;
+  input.iterations = setup.training.iterations;
+  for (const StageCost& cost : layout.costs) {
+    const double samples = layout.fwd_ranges.front().front().size();
+    input.forward_s.push_back(cost.fwd.seconds(samples));
+    input.backward_s.push_back(cost.bwd.seconds(samples));
+    input.update_s.push_back(cost.optim_s);
+  }
+  for (int32_t s = 0; s + 1 < schedule.stages; ++s) {
+    const double bytes =
+        layout.costs[s].output_bytes_per_sample * layout.fwd_ranges.front().front().size();
+    input.transfer_s.push_back(
+        setup.cluster.link(layout.stage_device[s], layout.stage_device[s + 1])
+            .transfer_seconds(bytes));
+  }
+  input.update_every_microbatch = schedule.kind == proto::PIPEDREAM_ASYNC;
+  if (schedule.kind == proto::APAPO) {
+    input.max_staleness = schedule.max_staleness;
+    input.max_in_flight_iterations = schedule.max_in_flight_iterations;
+  }
+  Program program = lower_run(layout, async_run_order(input), setup.training.iterations,
+                              input.update_every_microbatch);
+  const WeightVersions versions = weight_versions(program);
+  for (int32_t s = 0; s < program.num_stages; ++s) {
+    program.static_bytes[program.stage_device[s]] +=
+        static_cast<int64_t>(versions.alive[s] - 1) * layout.costs[s].weight_bytes;
+  }
+  validate_program(program);
+  return program;
+}
+
+}  // namespace
+
+std::vector<double> layer_times(const ResolvedScenario& setup) {
+  // The time of one microbatch of the scenario's size: with fixed costs per microbatch,
+  // the per-sample time would weigh layers wrongly.
+  const double microbatch = static_cast<double>(setup.training.global_batch) /
+                            setup.training.data_parallel / setup.training.microbatches;
+  std::vector<double> times;
+  for (const ModelLayer& layer : setup.model.layers) {
+    times.push_back(layer.fwd.seconds(microbatch, device_flops(setup, 0)) +
+                    (layer.frozen ? 0 : layer.bwd.seconds(microbatch, device_flops(setup, 0))));
+  }
+  return times;
+}
+
+std::vector<int32_t> place_layers(const ResolvedScenario& setup) {
+  if (!setup.schedule.partition.empty()) return setup.schedule.partition;
+  return balanced_partition(layer_times(setup), setup.schedule.chunks());
+}
+
+std::vector<std::pair<int32_t, int32_t>> chunk_layer_ranges(const ResolvedScenario& setup) {
+  std::vector<std::pair<int32_t, int32_t>> ranges;
+  int32_t first = 0;
+  for (int32_t count : place_layers(setup)) {
+    ranges.emplace_back(first, first + count);
+    first += count;
+  }
+  return ranges;
+}
+
+std::vector<SampleRange> equal_ranges(int32_t global_batch, int32_t microbatches) {
+  std::vector<SampleRange> ranges;
+  const int32_t base = global_batch / microbatches;
+  const int32_t extra = global_batch % microbatches;
+  int32_t lo = 0;
+  for (int32_t m = 0; m < microbatches; ++m) {
+    const int32_t size = base + (m < extra ? 1 : 0);
+    ranges.push_back({lo, lo + size});
+    lo += size;
+  }
+  return ranges;
+}
+
+PipelineLayout make_layout(const ResolvedScenario& setup,
+                           const std::vector<int32_t>& layers_per_chunk) {
+  const auto& layers = setup.model.layers;
+  const int32_t chunks = static_cast<int32_t>(layers_per_chunk.size());
+  const int32_t replicas = setup.training.data_parallel;
+  PipelineLayout layout;
+  layout.replicas = replicas;
+  layout.devices_per_replica = setup.schedule.stages;
+  layout.num_devices = setup.schedule.stages * replicas;
+  layout.global_batch = setup.training.global_batch;
+  layout.static_bytes.assign(layout.num_devices, 0);
+  const auto ranges =
+      equal_ranges(setup.training.global_batch / replicas, setup.training.microbatches);
+  const BytesPerParameter per_parameter = bytes_per_parameter(setup.training);
+
+  int32_t first = 0;
+  for (int32_t c = 0; c < chunks; ++c) {
+    const int32_t device = chunk_device(setup, c);
+    const int32_t last = first + layers_per_chunk[c];  // exclusive
+    StageCost cost;
+    cost.trains = false;
+    for (int32_t l = first; l < last; ++l) {
+      const ModelLayer& layer = layers[l];
+      const double parameters = layer.parameter_bytes / kFp32BytesPerParameter;
+      cost.fwd.add(layer.fwd.curve(device_flops(setup, device)));
+      cost.weight_bytes += std::llround(per_parameter.weights * parameters);
+      // A frozen layer runs forward only: no backward, stash, gradient or optimizer state.
+      const double resident = layer.frozen ? per_parameter.weights : per_parameter.total();
+      for (int32_t r = 0; r < replicas; ++r) {
+        layout.static_bytes[device + r * layout.devices_per_replica] +=
+            std::llround(resident * parameters);
+      }
+      if (layer.frozen) continue;
+      cost.trains = true;
+      cost.bwd.add(layer.bwd.curve(device_flops(setup, device)));
+      cost.stash_bytes_per_sample += layer.stash_bytes_per_sample;
+      cost.gradient_bytes += std::llround(per_parameter.gradients * parameters);
+      cost.optim_s += layer.optim_seconds;
+    }
+    // What crosses the cut: outputs of layers before it that a layer after it reads.
+    if (c + 1 < chunks) {
+      for (int32_t l = 0; l < last; ++l) {
+        for (int consumer : layers[l].consumers) {
+          if (consumer >= last) {
+            cost.output_bytes_per_sample += layers[l].activation_bytes_per_sample;
+            break;
+          }
+        }
+      }
+    }
+    layout.stage_device.push_back(device);
+    layout.costs.push_back(cost);
+    if (setup.schedule.kind == proto::UMPIPE) {
+      layout.fwd_ranges.push_back(ranges_of(setup.schedule.stage_plans.stages[c].forward_sizes));
+      layout.bwd_ranges.push_back(ranges_of(setup.schedule.stage_plans.stages[c].backward_sizes));
+    } else {
+      layout.fwd_ranges.push_back(ranges);
+      layout.bwd_ranges.push_back(ranges);
+    }
+    first = last;
+  }
+  return layout;
+}
+
+Program build_program(const ResolvedScenario& setup) {
+  PipelineLayout layout = make_layout(setup, place_layers(setup));
+  const int32_t stages = setup.schedule.stages;
+  const int32_t microbatches = setup.training.microbatches;
+  ComputeOrder order;
+  switch (setup.schedule.kind) {
+    case proto::GPIPE:
+      order = gpipe_order(stages, microbatches);
+      break;
+    case proto::ONE_F_ONE_B:
+      order = one_f_one_b_order(stages, microbatches);
+      break;
+    case proto::INTERLEAVED_ONE_F_ONE_B:
+      order = interleaved_order(stages, setup.schedule.virtual_stages, microbatches);
+      break;
+    case proto::UMPIPE: {
+      std::vector<int32_t> forwards, backwards;
+      for (const StagePlan& plan : setup.schedule.stage_plans.stages) {
+        forwards.push_back(static_cast<int32_t>(plan.forward_sizes.size()));
+        backwards.push_back(static_cast<int32_t>(plan.backward_sizes.size()));
+      }
+      order = flush_order(forwards, backwards);
+      break;
+    }
+    case proto::PIPEFB:
+    case proto::PIPEDREAM_ASYNC:
+    case proto::PIPEDREAM_2BW:
+    case proto::APAPO:
+      break;  // these order their devices themselves
+  }
+  const OffloadSpec& offload = setup.schedule.offload;
+  if (offload.enabled) {
+    layout.prefetch_horizon = offload.prefetch_horizon;
+    layout.offload_fraction.assign(layout.costs.size(), 0.0);
+    for (int32_t s : offload.stages) layout.offload_fraction[s] = offload.fraction;
+    if (offload.policy == proto::Offload::SELECTIVE) {
+      layout.offload_fraction = select_offloaded_stages(layout, order, setup.cluster);
+    }
+  }
+  if (is_asynchronous(setup.schedule.kind)) return asynchronous_program(setup, layout);
+  Program program =
+      setup.schedule.kind == proto::PIPEFB
+          ? pipefb_program(layout, setup.schedule.pipefb_recompute, setup.training.iterations)
+          : lower(layout, order, setup.training.iterations);
+  if (!setup.schedule.comm_overlap) block_compute_on_transfers(program);
+  validate_program(program);
+  return program;
+}
+
+}  // namespace pipetwin

@@ -1,0 +1,42 @@
+// The Scheduler's entry point for static schedules: a ResolvedScenario in, a validated Program out.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "sim/program/program.h"
+#include "sim/schedule/lowering.h"
+#include "sim/spec/resolved_scenario.h"
+
+namespace pipetwin {
+
+// Layers per model chunk: the explicit schedule.partition, or contiguous ranges
+// balanced by fwd+bwd time on the stage's device.
+std::vector<int32_t> place_layers(const ResolvedScenario& setup);
+
+// place_layers as [first, last) layer ranges, one per model chunk.
+std::vector<std::pair<int32_t, int32_t>> chunk_layer_ranges(const ResolvedScenario& setup);
+
+// The FLOP/s FLOP-counted layers reach on `device` (its peak times the model's efficiency).
+double device_flops(const ResolvedScenario& setup, int device);
+
+// Chunk c of the model runs on device c % stages (Megatron's interleaving; with one
+// virtual stage, stage s on device s), in the first replica.
+int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk);
+
+// Forward + backward seconds of each layer for one microbatch of the scenario's size (a
+// frozen layer: forward only), on device 0: what placement balances.
+std::vector<double> layer_times(const ResolvedScenario& setup);
+
+// Splits `global_batch` samples into `microbatches` contiguous ranges whose sizes
+// differ by at most one (the first ones take the remainder).
+std::vector<SampleRange> equal_ranges(int32_t global_batch, int32_t microbatches);
+
+// Per-stage costs and placement for the given layer counts.
+PipelineLayout make_layout(const ResolvedScenario& setup,
+                           const std::vector<int32_t>& layers_per_chunk);
+
+// Builds the Program for the scenario's schedule kind and validates it.
+Program build_program(const ResolvedScenario& setup);
+
+}  // namespace pipetwin

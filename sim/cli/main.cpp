@@ -1,3 +1,0 @@
-#include "sim/cli/cli_app.h"
-
-int main(int argc, char** argv) { return pipetwin::run_cli(argc, argv); }

@@ -1,0 +1,62 @@
+// The resolved model every source (explicit layers, PipeDream profile, zoo) turns into:
+// a chain of layers in topological order with per-sample costs and sizes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/spec/cost_curve.h"
+
+namespace pipetwin {
+
+// Cost of one pass of a layer for b samples on a device of `device_flops` FLOP/s:
+//   seconds = fixed_s + b * seconds_per_sample
+//           + (fixed_flops + b * flops_per_sample) / device_flops
+//           + measured(b)                                    (and 0 for b = 0)
+// Sources that measured times fill the seconds terms or `points`; sources that count
+// FLOPs fill the FLOP terms (device_flops already includes the zoo's efficiency factor).
+// A fixed part is what a microbatch costs whatever its size: launches, latency, a GPU
+// poorly used at small sizes.
+struct LayerCost {
+  double seconds_per_sample = 0;
+  double flops_per_sample = 0;
+  double fixed_s = 0;
+  double fixed_flops = 0;
+  std::vector<std::pair<double, double>> points;  // measured (batch, seconds)
+
+  CostCurve curve(double device_flops) const {
+    CostCurve c = CostCurve::linear(fixed_s + fixed_flops / device_flops,
+                                    seconds_per_sample + flops_per_sample / device_flops);
+    if (!points.empty()) c.add(CostCurve::measured(points));
+    return c;
+  }
+  double seconds(double samples, double device_flops) const {
+    return curve(device_flops).seconds(samples);
+  }
+};
+
+struct ModelLayer {
+  std::string name;
+  LayerCost fwd;
+  LayerCost bwd;
+  double activation_bytes_per_sample = 0;  // this layer's output
+  double stash_bytes_per_sample = 0;       // what the backward needs kept
+  int64_t parameter_bytes = 0;             // fp32 weights
+  double optim_seconds = 0;                // the optimizer step over them
+  // Frozen (FreezePipe): forward only; no backward, gradient, optimizer state or stash.
+  bool frozen = false;
+  // Indices (into ModelSpec::layers) of the later layers that read this layer's output.
+  // A chain has {i + 1}; a DAG (ResNet branches) may have several. The bytes crossing a
+  // cut between layer k and k+1 are the outputs of layers <= k read by a layer > k.
+  std::vector<int> consumers;
+};
+
+struct ModelSpec {
+  std::vector<ModelLayer> layers;
+  // Fraction of the device's peak FLOP/s that FLOP-counted layers reach (zoo models).
+  double efficiency = 1.0;
+};
+
+}  // namespace pipetwin

@@ -1,0 +1,76 @@
+// A validated scenario, resolved into the types the scheduler and executors use.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenario.pb.h"
+#include "sim/spec/cluster_spec.h"
+#include "sim/spec/freeze_spec.h"
+#include "sim/spec/model_spec.h"
+#include "sim/spec/unequal_plan.h"
+
+namespace pipetwin {
+
+struct TrainingSpec {
+  int32_t global_batch = 0;
+  int32_t microbatches = 0;
+  int32_t iterations = 1;
+  proto::Optimizer optimizer = proto::ADAM;
+  int32_t data_parallel = 1;  // pipeline replicas; global_batch is split among them
+  proto::Precision precision = proto::FP32;
+  bool mixed_precision = false;  // fp32 master weights and optimizer state
+};
+
+// Activation offload (schedule.offload). `stages` holds the policy's choice: every stage
+// for ALL, the listed ones for STAGES, all candidates for SELECTIVE (which the scheduler
+// then narrows down).
+struct OffloadSpec {
+  bool enabled = false;
+  proto::Offload::Policy policy = proto::Offload::ALL;
+  std::vector<int32_t> stages;
+  int32_t prefetch_horizon = 2;
+  double fraction = 1.0;
+};
+
+// PIPEDREAM_ASYNC, PIPEDREAM_2BW, APAPO: no flush between iterations.
+inline bool is_asynchronous(proto::ScheduleKind kind) {
+  return kind == proto::PIPEDREAM_ASYNC || kind == proto::PIPEDREAM_2BW || kind == proto::APAPO;
+}
+
+struct ScheduleSpec {
+  proto::ScheduleKind kind = proto::GPIPE;
+  int32_t stages = 0;              // pipeline devices
+  int32_t virtual_stages = 1;      // model chunks per device
+  std::vector<int32_t> partition;  // layers per chunk; empty = balance by time
+  UnequalPlan stage_plans;         // UMPIPE: each stage's forward and backward cuts
+  OffloadSpec offload;
+  bool pipefb_recompute = false;         // PIPEFB: send the input, recompute the forward
+  bool comm_overlap = true;              // false: transfers block the compute lane
+  int32_t max_in_flight_iterations = 2;  // APAPO's micro-batch control
+  int32_t max_staleness = 0;
+
+  int32_t chunks() const { return stages * virtual_stages; }
+};
+
+struct SimgridSettings {
+  bool exact = false;
+  // Extra SimGrid --cfg settings ("network/model:LV08"), applied last.
+  std::vector<std::string> cfg;
+};
+
+struct ResolvedScenario {
+  std::string name;
+  ClusterSpec cluster;
+  ModelSpec model;
+  TrainingSpec training;
+  ScheduleSpec schedule;
+  SimgridSettings simgrid;
+  FreezeSpec freeze;
+  // The zoo architecture, when the model is one: real backends build it as modules.
+  std::optional<proto::Zoo> zoo;
+};
+
+}  // namespace pipetwin
