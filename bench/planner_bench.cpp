@@ -1,4 +1,4 @@
-// PipeDream planner speed (issue 8): the antichain DP on ResNet-50 (177 layers, 241
+// PipeDream planner speed: the antichain DP on ResNet-50 (177 layers, 241
 // antichain states) for 16 GPUs over two bandwidth levels (2 DGX A100 nodes x 8),
 // replicated and straight; target < 2 s. Also GNMT (630 states after gluing) on 8 GPUs.
 #include <benchmark/benchmark.h>

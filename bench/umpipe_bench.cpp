@@ -1,4 +1,4 @@
-// UMPIPE planning speed (issue 4): the PlanEvaluator on populations of 256 and 4096 plans,
+// UMPIPE planning speed: the PlanEvaluator on populations of 256 and 4096 plans,
 // 8 and 32 stages, 8 and 64 microbatches, against scoring one plan at a time (the same
 // evaluator in a plain loop, and the Program + analytic executor it replaces); and a full
 // DGAP search (population 1024, 200 generations, 16 stages, 32 microbatches; target < 30 s).

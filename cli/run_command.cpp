@@ -4,7 +4,7 @@
 // The same Program on real ranks: LibTorch (--backend torch) or the CUDA replay (--backend
 // cuda). Without RANK in the environment it spawns the
 // ranks itself on 127.0.0.1; under torchrun, srun or mpirun each process is one rank.
-// Built into `pipetwin-real` only (see sim/CMakeLists.txt).
+// Built into `pipetwin-real` only (cli/CMakeLists.txt): it links the real backends.
 #include <sched.h>
 #include <stdlib.h>
 

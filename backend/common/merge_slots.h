@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cassert>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -20,7 +21,7 @@ struct Slot {
   template <class T>
   T& in(std::vector<T>& buffer, int64_t k) const {
     assert(k >= 0 && k < length && offset + length <= static_cast<int64_t>(buffer.size()));
-    return buffer[static_cast<size_t>(offset + k)];
+    return buffer[static_cast<std::size_t>(offset + k)];
   }
   // The slot's values out of a merged buffer.
   template <class T>
@@ -43,7 +44,7 @@ class SlotLayout {
   // A zeroed buffer for this layout.
   template <class T>
   std::vector<T> zeros() const {
-    return std::vector<T>(static_cast<size_t>(size_), T{});
+    return std::vector<T>(static_cast<std::size_t>(size_), T{});
   }
 
  private:

@@ -1,4 +1,4 @@
-// Carrying out a ReplayPlan (backend/common/replay_plan.h, replay_ops.h) on one GPU: one CUDA
+// Carrying out a ReplayPlan (backend/replay/replay_plan.h, replay_ops.h) on one GPU: one CUDA
 // stream per lane, CUDA events for the dependencies between lanes, cuBLAS GEMMs or timed kernels
 // for compute, NCCL for transfers and all-reduces, stream-ordered cudaMallocAsync for stashes.
 // Plain C++ header: no CUDA types, callers build with g++.

@@ -1,4 +1,4 @@
-// `pipetwin run --backend cuda` on one rank (see backend/common/replay_run.h). No LibTorch:
+// `pipetwin run --backend cuda` on one rank (see backend/replay/replay_run.h). No LibTorch:
 // NCCL's bootstrap is the rendezvous and NCCL all-reduces merge the times, so a machine
 // with the CUDA toolkit and NCCL needs nothing else.
 #include "backend/replay/replay_run.h"

@@ -1,4 +1,4 @@
-// The physical-GPU replay of a Program (issue #9, backend/cuda): what each of a rank's
+// The physical-GPU replay of a Program (run on the device by backend/cuda): what each of a rank's
 // instructions becomes on the device, sized from the cost model, with the events that
 // order its lanes. Plain C++ so that the mapping, the sizing and the event dependencies are
 // tested on machines without a GPU; backend/cuda only carries the plan out.

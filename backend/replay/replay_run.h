@@ -1,4 +1,4 @@
-// `pipetwin run --backend cuda` on one rank (issue #9): the scenario's Program replayed on
+// `pipetwin run --backend cuda` on one rank: the scenario's Program replayed on
 // this rank's GPU by backend/cuda, compute sized to the cost model, real NCCL transfers of
 // the real bytes, timed with CUDA events and merged onto one clock. Needs neither LibTorch
 // nor a store: NCCL's own bootstrap (NCCL_COMM_ID=MASTER_ADDR:MASTER_PORT) is the

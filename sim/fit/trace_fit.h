@@ -7,7 +7,7 @@
 //    microbatch sizes in the run, a fixed part plus a part per sample; with one, a factor
 //    on the scenario's own cost curve (whose shape then carries to other sizes). A
 //    backward counts as the backwards of the forward graphs it walks, as the lowering
-//    charges it (sim/umpipe/unequal_plan.h, backward_through_forwards). Each
+//    charges it (sim/spec/unequal_plan.h, backward_through_forwards). Each
 //    chunk's fit is split over its layers in the proportions of the scenario's costs.
 //  - the optimizer step per chunk (the median OPTIM span), split by parameter bytes;
 //  - links: latency and bandwidth of intra_node and inter_node transfers as measured

@@ -200,8 +200,8 @@ TEST(RealRunMeasure, ProfileAndCalibrateWriteScenariosTheSimulatorsRun) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n') > 20, true);
   EXPECT_THAT(text, HasSubstr("cost_points"));
   EXPECT_THAT(text, HasSubstr("optim_ms"));
-  EXPECT_THAT(text, HasSubstr("partition: 2"));  // the placement is written out
-  EXPECT_THAT(text, HasSubstr("zoo {"));         // and the architecture, for run
+  EXPECT_THAT(text, HasSubstr("partition: [2, 2]"));  // the placement is written out
+  EXPECT_THAT(text, HasSubstr("zoo {"));              // and the architecture, for run
   const CliResult c =
       run_pipetwin("calibrate " + profiled + " --sizes 4096,65536,1048576 -o " + calibrated);
   ASSERT_EQ(c.exit_code, 0) << c.err;
