@@ -1,6 +1,7 @@
 #include "sim/engine.h"
 
 #include "sim/exec/analytic_executor.h"
+#include "sim/scenario/did_you_mean.h"
 #include "sim/simgrid/simgrid_executor.h"
 #include "sim/spec/errors.h"
 
@@ -11,7 +12,8 @@ Engine parse_engine(const std::string& name) {
   if (name == "simgrid") return Engine::kSimgrid;
   std::string list;
   for (const std::string& known : available_engines()) list += (list.empty() ? "" : ", ") + known;
-  throw InputError("--engine " + name + ": unknown engine (available: " + list + ")");
+  throw InputError("--engine " + name + ": unknown engine (available: " + list + ")" +
+                   did_you_mean(name, available_engines()));
 }
 
 const char* engine_name(Engine engine) {

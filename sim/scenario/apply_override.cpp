@@ -1,10 +1,12 @@
 #include "sim/scenario/apply_override.h"
 
+#include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
 #include <stdexcept>
 #include <vector>
 
+#include "sim/scenario/did_you_mean.h"
 #include "sim/scenario/field_path.h"
 #include "sim/spec/errors.h"
 
@@ -14,6 +16,20 @@ namespace {
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 using google::protobuf::TextFormat;
+
+// The caller says what went wrong, naming the --set; protobuf's own log line would only
+// repeat it less clearly.
+class Silent : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int, google::protobuf::io::ColumnNumber, const std::string&) override {}
+};
+
+TextFormat::Parser quiet_parser() {
+  static Silent silent;
+  TextFormat::Parser parser;
+  parser.RecordErrorsTo(&silent);
+  return parser;
+}
 
 std::string trim(const std::string& s) {
   const size_t first = s.find_first_not_of(" \t");
@@ -33,7 +49,7 @@ void set_list(Message& message, const FieldDescriptor* field,
               const std::vector<std::string>& items) {
   message.GetReflection()->ClearField(&message, field);
   for (const std::string& item : items) {
-    if (!TextFormat::ParseFieldValueFromString(as_text_value(field, item), field, &message)) {
+    if (!quiet_parser().ParseFieldValueFromString(as_text_value(field, item), field, &message)) {
       throw std::invalid_argument("cannot parse '" + item + "' as " + field->type_name());
     }
   }
@@ -68,7 +84,7 @@ void set_leaf(Message& message, const FieldDescriptor* field, int index, const s
                           ? reflection->MutableRepeatedMessage(&message, field, index)
                           : reflection->MutableMessage(&message, field);
     target->Clear();
-    if (!TextFormat::ParseFromString(value, target)) {
+    if (!quiet_parser().ParseFromString(value, target)) {
       throw std::invalid_argument("cannot parse '" + value + "' as " +
                                   field->message_type()->full_name());
     }
@@ -87,13 +103,16 @@ void set_leaf(Message& message, const FieldDescriptor* field, int index, const s
     return set_list(message, field, items);
   }
   reflection->ClearField(&message, field);
-  if (!TextFormat::ParseFieldValueFromString(as_text_value(field, value), field, &message)) {
+  if (!quiet_parser().ParseFieldValueFromString(as_text_value(field, value), field, &message)) {
     std::string expected = field->type_name();
     if (field->enum_type() != nullptr) {
       expected = "one of";
+      std::vector<std::string> names;
       for (int i = 0; i < field->enum_type()->value_count(); ++i) {
-        expected += " " + field->enum_type()->value(i)->name();
+        names.push_back(field->enum_type()->value(i)->name());
+        expected += " " + names.back();
       }
+      expected += did_you_mean(value, names);
     }
     throw std::invalid_argument("cannot parse '" + value + "' as " + expected);
   }

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "sim/scenario/did_you_mean.h"
+
 namespace pipetwin {
 
 std::vector<FieldPathStep> resolve_field_path(const google::protobuf::Descriptor* root,
@@ -30,7 +32,10 @@ std::vector<FieldPathStep> resolve_field_path(const google::protobuf::Descriptor
     }
     step.field = type->FindFieldByName(segment);
     if (step.field == nullptr) {
-      throw std::invalid_argument("no field '" + segment + "' in " + type->full_name());
+      std::vector<std::string> fields;
+      for (int f = 0; f < type->field_count(); ++f) fields.push_back(type->field(f)->name());
+      throw std::invalid_argument("no field '" + segment + "' in " + type->full_name() +
+                                  did_you_mean(segment, fields));
     }
     if (step.index >= 0 && !step.field->is_repeated()) {
       throw std::invalid_argument("'" + segment + "' is not a list and takes no index");

@@ -6,11 +6,13 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "scenarios/builtin_files.h"
 #include "sim/cluster/presets.h"
 #include "sim/scenario/apply_override.h"
+#include "sim/scenario/did_you_mean.h"
 #include "sim/scenario/field_path.h"
 #include "sim/spec/errors.h"
 
@@ -45,6 +47,55 @@ std::string field_before(const std::string& text, int line, int column) {
   return row.substr(start, end + 1 - start);
 }
 
+// Every field of the scenario's schema named `name` that is an enum: its value names.
+std::vector<std::string> enum_values_of_field(const std::string& name) {
+  std::vector<std::string> values;
+  std::vector<const google::protobuf::Descriptor*> pending = {proto::Scenario::descriptor()};
+  std::vector<const google::protobuf::Descriptor*> seen;
+  while (!pending.empty()) {
+    const google::protobuf::Descriptor* type = pending.back();
+    pending.pop_back();
+    if (std::find(seen.begin(), seen.end(), type) != seen.end()) continue;
+    seen.push_back(type);
+    for (int f = 0; f < type->field_count(); ++f) {
+      const google::protobuf::FieldDescriptor* field = type->field(f);
+      if (field->message_type() != nullptr) pending.push_back(field->message_type());
+      if (field->name() != name || field->enum_type() == nullptr) continue;
+      for (int v = 0; v < field->enum_type()->value_count(); ++v) {
+        values.push_back(field->enum_type()->value(v)->name());
+      }
+    }
+  }
+  return values;
+}
+
+// protobuf's messages for an unknown field or enum value, with the nearest known name.
+std::string with_suggestion(const std::string& message) {
+  // "... named \"x\".; did you mean" reads badly: the suggestion ends the sentence.
+  auto append = [&](const std::string& suggestion) {
+    if (suggestion.empty()) return message;
+    const bool period = !message.empty() && message.back() == '.';
+    return message.substr(0, message.size() - (period ? 1 : 0)) + suggestion;
+  };
+  static const std::regex unknown_field(
+      R"re(Message type "([\w.]+)" has no field named "(\w+)")re");
+  static const std::regex unknown_value(
+      R"re(Unknown enumeration value of "(\w+)" for field "(\w+)")re");
+  std::smatch match;
+  if (std::regex_search(message, match, unknown_field)) {
+    const google::protobuf::Descriptor* type =
+        google::protobuf::DescriptorPool::generated_pool()->FindMessageTypeByName(match[1]);
+    if (type == nullptr) return message;
+    std::vector<std::string> fields;
+    for (int f = 0; f < type->field_count(); ++f) fields.push_back(type->field(f)->name());
+    return append(did_you_mean(match[2], fields));
+  }
+  if (std::regex_search(message, match, unknown_value)) {
+    return append(did_you_mean(match[1], enum_values_of_field(match[2])));
+  }
+  return message;
+}
+
 class CollectFirstError : public google::protobuf::io::ErrorCollector {
  public:
   CollectFirstError(std::string source, const std::string& text)
@@ -57,7 +108,7 @@ class CollectFirstError : public google::protobuf::io::ErrorCollector {
     // Value errors ("Expected integer") do not say which field; name it.
     const std::string field = field_before(text_, line, column);
     if (!field.empty() && message.find(field) == std::string::npos) first_ += field + ": ";
-    first_ += message;
+    first_ += with_suggestion(message);
   }
   const std::string& first() const { return first_; }
 
@@ -94,7 +145,7 @@ void fill_preset(LoadedScenario& loaded) {
     std::string known;
     for (const auto& n : cluster_preset_names()) known += (known.empty() ? "" : ", ") + n;
     throw InputError(loaded.where("cluster.preset") + ": unknown preset '" + name +
-                     "' (known: " + known + ")");
+                     "' (known: " + known + ")" + did_you_mean(name, cluster_preset_names()));
   }
   preset->MergeFrom(loaded.scenario.cluster());  // fields written by the user win
   *loaded.scenario.mutable_cluster() = *preset;

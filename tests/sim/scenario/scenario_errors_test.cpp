@@ -206,5 +206,27 @@ TEST_F(ScenarioErrors, AllowOomReportsInstead) {
   EXPECT_THAT(r.out, HasSubstr("\"out_of_memory\": true"));
 }
 
+// A typo gets the nearest known name, in a file and on the command line alike, and
+// nothing but the one error line on stderr.
+TEST_F(ScenarioErrors, TyposSuggestTheNearestName) {
+  CliResult r = simulate(replace(kUniform, "microbatches: 8", "microbatch: 8"));
+  expect_input_error(r, "14", "microbatch", "did you mean 'microbatches'?");
+  r = simulate(replace(kUniform, "kind: GPIPE", "kind: GPIPF"));
+  expect_input_error(r, "15", "kind", "did you mean 'GPIPE'?");
+  r = simulate(kUniform, "--set training.microbatch=4");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("no field 'microbatch' in pipetwin.proto.Training; did you mean "
+                               "'microbatches'?"));
+  r = simulate(kUniform, "--set schedule.kind=one_f_one_b");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("did you mean 'ONE_F_ONE_B'?"));
+  EXPECT_EQ(r.err.find("libprotobuf"), std::string::npos) << r.err;
+  r = simulate(kUniform, "--set cluster.preset=dgx-h10");
+  EXPECT_THAT(r.err, HasSubstr("did you mean 'dgx-h100'?"));
+  r = simulate(kUniform, "--engine simgird");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("did you mean 'simgrid'?"));
+}
+
 }  // namespace
 }  // namespace pipetwin
