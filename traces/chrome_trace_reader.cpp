@@ -346,7 +346,13 @@ Timeline read_chrome_trace(const std::string& json_text) {
     } else if (ph == "C") {
       timeline.counters.push_back(read_counter(f, devices_by_name, links_by_name));
     } else if (ph == "i" || ph == "I") {
-      timeline.instants.push_back(read_instant(f));
+      // A span that takes no time is drawn as an instant that keeps the span's args.
+      const auto args = event.find("args");
+      if (args != event.end() && args->is_object() && args->contains("start_s")) {
+        timeline.spans.push_back(read_span(f));
+      } else {
+        timeline.instants.push_back(read_instant(f));
+      }
     }
   }
   return timeline;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "traces/chrome_trace.h"
+#include "traces/drawn_slices.h"
 
 namespace pipetwin {
 namespace {
@@ -211,6 +212,11 @@ class ChromeTraceWriter {
     index_devices();
     index_links();
     assign_lanes();
+    std::vector<int64_t> span_tids(t_.spans.size());
+    for (std::size_t i = 0; i < t_.spans.size(); ++i) {
+      span_tids[i] = tid(t_.spans[i].device, span_lane_[i]);
+    }
+    drawn_ = draw_slices(t_.spans, span_tids);
     pair_flows();
     JsonOut& out = out_;
     out.put("{\"traceEvents\":[");
@@ -451,17 +457,28 @@ class ChromeTraceWriter {
     const int32_t pid = span_pid_[i];
     const int64_t span_tid = tid(s.device, lane);
 
-    JsonOut& out = begin_event('X');
+    const DrawnSlice& drawn = drawn_[i];
+    const bool instant = drawn.on_nanoseconds && drawn.dur_ns == 0;
+    JsonOut& out = begin_event(instant ? 'i' : 'X');
     out.put("\"name\":");
     append_string(out, s.name);
     out.put(",\"cat\":");
     append_string(out, lanes_[lane]);
+    if (instant) out.put(",\"s\":\"t\"");
     out.put(',');
     append_pid_tid(out, pid, span_tid);
     out.put(",\"ts\":");
-    append_micros(out, s.start_s);
-    out.put(",\"dur\":");
-    append_micros(out, s.end_s - s.start_s);
+    if (drawn.on_nanoseconds) {
+      out.put(nanoseconds_as_micros(drawn.ts_ns));
+      if (!instant) {
+        out.put(",\"dur\":");
+        out.put(nanoseconds_as_micros(drawn.dur_ns));
+      }
+    } else {
+      append_micros(out, s.start_s);
+      out.put(",\"dur\":");
+      append_micros(out, s.end_s - s.start_s);
+    }
     out.put(",\"args\":{\"op\":");
     append_string(out, s.op);
     out.put(",\"stage\":");
@@ -498,17 +515,23 @@ class ChromeTraceWriter {
     out.put('}');
     end_event();
 
-    if (flow_role_[i] != FlowRole::kNone) write_flow_end(s, pid, span_tid, flow_role_[i]);
+    if (flow_role_[i] != FlowRole::kNone) write_flow_end(i, pid, span_tid, flow_role_[i]);
   }
 
-  void write_flow_end(const Span& s, int32_t pid, int64_t span_tid, FlowRole role) {
+  void write_flow_end(std::size_t i, int32_t pid, int64_t span_tid, FlowRole role) {
+    const Span& s = t_.spans[i];
+    const DrawnSlice& drawn = drawn_[i];
     JsonOut& out = begin_event(role == FlowRole::kStart ? 's' : 'f');
     out.put("\"name\":\"transfer\",\"cat\":\"flow\",\"id\":");
     append_int(out, s.flow_id);
     out.put(',');
     append_pid_tid(out, pid, span_tid);
     out.put(",\"ts\":");
-    append_micros(out, s.start_s + (s.end_s - s.start_s) / 2);
+    if (drawn.on_nanoseconds) {
+      out.put(nanoseconds_as_micros(drawn.ts_ns + drawn.dur_ns / 2));
+    } else {
+      append_micros(out, s.start_s + (s.end_s - s.start_s) / 2);
+    }
     if (role == FlowRole::kFinish) out.put(",\"bp\":\"e\"");
     end_event();
   }
@@ -563,6 +586,7 @@ class ChromeTraceWriter {
   std::vector<std::string> lanes_;
   std::vector<std::uint8_t> span_lane_;
   std::vector<int32_t> span_pid_;
+  std::vector<DrawnSlice> drawn_;
   std::vector<FlowRole> flow_role_;
   std::map<int64_t, std::pair<int32_t, int>> threads_;  // tid -> (device, lane)
 };

@@ -1,0 +1,133 @@
+// Slices drawn so that viewers that nest slices by time see every lane as it ran: on every
+// thread of the written trace, each slice nests in or follows the one before, with the
+// printed numbers parsed back as doubles; spans that take no time are instants; and this
+// holds for every shipped scenario on both engines.
+#include "traces/drawn_slices.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "traces/chrome_trace.h"
+
+namespace pipetwin {
+namespace {
+
+using nlohmann::json;
+
+Span span_on(int32_t device, double start_s, double end_s) {
+  Span s;
+  s.device = device;
+  s.lane = "compute";
+  s.name = "s";
+  s.op = "FWD";
+  s.start_s = start_s;
+  s.end_s = end_s;
+  return s;
+}
+
+// The complete events of each thread, in the order a viewer sorts them (by ts), each
+// checked against its predecessor: it must nest inside it or follow it, in doubles.
+std::vector<std::string> nesting_violations(const json& trace) {
+  std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<double, double>>> threads;
+  for (const json& e : trace.at("traceEvents")) {
+    if (e.at("ph") != "X") continue;
+    threads[{e.at("pid").get<int64_t>(), e.at("tid").get<int64_t>()}].emplace_back(
+        e.at("ts").get<double>(), e.at("dur").get<double>());
+  }
+  std::vector<std::string> violations;
+  for (auto& [thread, slices] : threads) {
+    std::stable_sort(slices.begin(), slices.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t k = 1; k < slices.size(); ++k) {
+      const auto [prev_ts, prev_dur] = slices[k - 1];
+      const auto [ts, dur] = slices[k];
+      const bool follows = ts >= prev_ts + prev_dur;
+      const bool nests = ts >= prev_ts && ts + dur <= prev_ts + prev_dur;
+      if (dur <= 0 || !(follows || nests)) {
+        violations.push_back("tid " + std::to_string(thread.second) + " slice at " +
+                             std::to_string(ts) + " after one at " + std::to_string(prev_ts));
+      }
+    }
+  }
+  return violations;
+}
+
+TEST(DrawnSlices, NanosecondsPrintAsShortMicroseconds) {
+  EXPECT_EQ(nanoseconds_as_micros(1234567), "1234.567");
+  EXPECT_EQ(nanoseconds_as_micros(100000000), "100000");
+  EXPECT_EQ(nanoseconds_as_micros(1500), "1.5");
+  EXPECT_EQ(nanoseconds_as_micros(7), "0.007");
+  EXPECT_EQ(nanoseconds_as_micros(-2500), "-2.5");
+  EXPECT_EQ(nanoseconds_as_micros(0), "0");
+}
+
+// Back-to-back spans whose exact ends and starts are the same double, at times where the
+// shortest decimals of ts and dur add up past the next ts.
+TEST(DrawnSlices, BackToBackSpansNeverOverlapOnceParsed) {
+  Timeline t;
+  t.devices = {{0, 0, "gpu0"}};
+  double at = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const double next = at + 1e-4 / 3 * (1 + i % 7);
+    t.spans.push_back(span_on(0, at, next));
+    at = next;
+  }
+  EXPECT_THAT(nesting_violations(json::parse(chrome_trace_json(t))), ::testing::IsEmpty());
+}
+
+TEST(DrawnSlices, ZeroLengthSpansAreInstantsAndReadBackAsSpans) {
+  Timeline t;
+  t.devices = {{0, 0, "gpu0"}};
+  t.spans = {span_on(0, 0, 1e-3), span_on(0, 1e-3, 1e-3), span_on(0, 1e-3, 2e-3)};
+  t.spans[1].op = "OPTIM";
+  const json trace = json::parse(chrome_trace_json(t));
+  int slices = 0, instants = 0;
+  for (const json& e : trace.at("traceEvents")) {
+    slices += e.at("ph") == "X";
+    instants += e.at("ph") == "i";
+  }
+  EXPECT_EQ(slices, 2);
+  EXPECT_EQ(instants, 1);
+  const Timeline back = read_chrome_trace(chrome_trace_json(t));
+  ASSERT_EQ(back.spans.size(), 3u);
+  EXPECT_EQ(back.spans[1].op, "OPTIM");
+  EXPECT_EQ(back.spans[1].start_s, 1e-3);
+  EXPECT_TRUE(back.instants.empty());
+}
+
+TEST(DrawnSlices, OverlappingMeasurementsAreCutAtTheNextStart) {
+  std::vector<Span> spans = {span_on(0, 0, 2e-6), span_on(0, 1e-6, 3e-6)};
+  const std::vector<DrawnSlice> drawn = draw_slices(spans, {0, 0});
+  EXPECT_EQ(drawn[0].ts_ns, 0);
+  EXPECT_EQ(drawn[0].dur_ns, 1000);
+  EXPECT_EQ(drawn[1].dur_ns, 2000);
+}
+
+TEST(DrawnSlices, EveryShippedScenarioNestsCleanlyOnBothEngines) {
+  const testing::TempDir dir;
+  const std::filesystem::path scenarios = std::filesystem::path(PIPETWIN_SOURCE_DIR) / "scenarios";
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(scenarios)) {
+    if (entry.path().extension() != ".textproto") continue;
+    for (const char* engine : {"analytic", "simgrid"}) {
+      const std::string name = entry.path().stem().string() + "." + engine;
+      const std::filesystem::path trace = dir.path() / (name + ".json");
+      const testing::CliResult r =
+          testing::run_pipetwin("simulate " + entry.path().string() + " --allow-oom --engine " +
+                                engine + " --trace " + trace.string());
+      ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+      EXPECT_THAT(nesting_violations(json::parse(testing::read_all(trace))), ::testing::IsEmpty())
+          << name;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 30);
+}
+
+}  // namespace
+}  // namespace pipetwin
