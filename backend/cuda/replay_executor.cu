@@ -15,6 +15,7 @@
 #include <set>
 #include <tuple>
 
+#include "backend/common/merge_slots.h"
 #include "backend/cuda/cuda_support.cuh"
 #include "backend/cuda/replay_executor.h"
 #include "backend/replay/stash_ledger.h"
@@ -181,41 +182,47 @@ class Replay : public LaneDevice {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - enqueue_start).count();
     result.allocation_stalls = allocation_stalls_;
     PIPETWIN_CHECK(cudaDeviceSynchronize());
-    std::vector<double> times(2 * static_cast<size_t>(plan_.program_size), 0.0);
+    // Each instruction belongs to one rank, so a sum merges them.
+    SlotLayout time_layout;
+    const Slot starts = time_layout.add(plan_.program_size);
+    const Slot ends = time_layout.add(plan_.program_size);
+    std::vector<double> times = time_layout.zeros<double>();
     for (const ReplayOp& op : plan_.ops) {
       float start_ms = 0, end_ms = 0;
       PIPETWIN_CHECK(cudaEventElapsedTime(&start_ms, base, start_.at(op.instruction)));
       PIPETWIN_CHECK(cudaEventElapsedTime(&end_ms, base, end_.at(op.instruction)));
-      times[op.instruction] = start_ms * 1e-3;
-      times[plan_.program_size + op.instruction] = end_ms * 1e-3;
+      starts.in(times, op.instruction) = start_ms * 1e-3;
+      ends.in(times, op.instruction) = end_ms * 1e-3;
     }
-    // Each instruction belongs to one rank, so a sum merges them.
     all_reduce_sum(times.data(), times.size(), ncclFloat64);
-    result.start_s.assign(times.begin(), times.begin() + plan_.program_size);
-    result.end_s.assign(times.begin() + plan_.program_size, times.end());
+    result.start_s = starts.read(times);
+    result.end_s = ends.read(times);
 
-    std::vector<int64_t> memory(5 * static_cast<size_t>(world_size), 0);
+    // Per rank, each entry written by its own rank.
+    SlotLayout memory_layout;
+    const Slot stash_peak = memory_layout.add(world_size);
+    const Slot peak_pool = memory_layout.add(world_size);
+    const Slot device_used = memory_layout.add(world_size);
+    const Slot device_total = memory_layout.add(world_size);
+    const Slot shared = memory_layout.add(world_size);
+    std::vector<int64_t> memory = memory_layout.zeros<int64_t>();
     cudaMemPool_t pool;
     PIPETWIN_CHECK(cudaDeviceGetDefaultMemPool(&pool, device_));
     unsigned long long high = 0;  // the attribute is a 64-bit value
     PIPETWIN_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high));
     size_t free_bytes = 0, total_bytes = 0;
     PIPETWIN_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    memory[plan_.rank] = plan_.stash_reserve_bytes;
-    memory[world_size + plan_.rank] = static_cast<int64_t>(high);
-    memory[2 * world_size + plan_.rank] = static_cast<int64_t>(total_bytes - free_bytes);
-    memory[3 * world_size + plan_.rank] = static_cast<int64_t>(total_bytes);
-    memory[4 * world_size + plan_.rank] = shared_gpu ? 1 : 0;
+    stash_peak.in(memory, plan_.rank) = plan_.stash_reserve_bytes;
+    peak_pool.in(memory, plan_.rank) = static_cast<int64_t>(high);
+    device_used.in(memory, plan_.rank) = static_cast<int64_t>(total_bytes - free_bytes);
+    device_total.in(memory, plan_.rank) = static_cast<int64_t>(total_bytes);
+    shared.in(memory, plan_.rank) = shared_gpu ? 1 : 0;
     all_reduce_sum(memory.data(), memory.size(), ncclInt64);
-    auto slice = [&](int part) {
-      return std::vector<int64_t>(memory.begin() + part * world_size,
-                                  memory.begin() + (part + 1) * world_size);
-    };
-    result.stash_peak_bytes = slice(0);
-    result.peak_pool_bytes = slice(1);
-    result.device_used_bytes = slice(2);
-    result.device_total_bytes = slice(3);
-    result.shared_gpu = slice(4);
+    result.stash_peak_bytes = stash_peak.read(memory);
+    result.peak_pool_bytes = peak_pool.read(memory);
+    result.device_used_bytes = device_used.read(memory);
+    result.device_total_bytes = device_total.read(memory);
+    result.shared_gpu = shared.read(memory);
     cudaDeviceProp properties;
     PIPETWIN_CHECK(cudaGetDeviceProperties(&properties, device_));
     result.device_name = properties.name;

@@ -1,0 +1,181 @@
+// A rank's compute: forward, backward (PipeFB's recompute included), the loss, the
+// optimizer step and weight stashing, the weight versions asynchronous pipelines keep.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "backend/torch/rank_executor_state.h"
+#include "sim/spec/errors.h"
+
+namespace pipetwin {
+
+// With weight stashing, the next forward takes a copy of the updated weights.
+void RankExecutor::update(const Instruction& ins) {
+  const auto [first, last] = layers_[ins.stage];
+  current_weights_.erase(ins.stage);
+  record_gradient_norms(ins);
+  model_.step(first, last);
+  ++updates_[ins.stage];
+}
+
+// The weights a forward of `stage` runs with: the stage's own, or with weight
+// stashing a copy of the current version that the forward's stash keeps alive.
+torch::nn::Sequential& RankExecutor::forward_weights(int32_t stage, Stash& stash) {
+  if (!stash_weights_) return stages_.at(stage);
+  auto& current = current_weights_[stage];
+  if (!current) {
+    current = std::make_shared<torch::nn::Sequential>(
+        model_.snapshot(layers_[stage].first, layers_[stage].second));
+  }
+  stash.weights = current;
+  return *current;
+}
+
+void RankExecutor::forward(int32_t i) {
+  const Instruction& ins = p_.instructions[i];
+  torch::Tensor input = ins.stage == 0
+                            ? rows(data(ins.iteration).first, {0, p_.global_batch}, ins.range)
+                            : gather_pieces(i, Op::kRecvAct);
+  // No gradient is wanted for the input when everything upstream is frozen.
+  const bool upstream_trains = layers_[ins.stage].first > model_.frozen();
+  input = input.detach().requires_grad_(ins.stage > 0 && !split_stages_ && upstream_trains);
+  Stash& stash = stash_[i];
+  stash.input = input;
+  forward_version_[i] = updates_[ins.stage];
+  torch::nn::Sequential& weights = forward_weights(ins.stage, stash);
+  if (split_stages_) {  // the backward rank recomputes: nothing to record here
+    const torch::NoGradGuard no_grad;
+    produced_[i] = stages_.at(ins.stage)->forward(input);
+    measured_stash_[i] = input.numel() * static_cast<int64_t>(input.element_size());
+    return;
+  }
+  // Layer by layer, to count the activations the backward keeps: each layer's output
+  // (a frozen prefix's outputs need no gradient, so autograd keeps nothing for them).
+  torch::Tensor x = input;
+  int64_t kept = 0;
+  for (auto& layer : *weights) {
+    x = layer.forward(x);
+    if (x.requires_grad()) kept += x.numel() * static_cast<int64_t>(x.element_size());
+  }
+  measured_stash_[i] = kept;
+  stash.output = x;
+  stash.rows_left = ins.range.size();
+  produced_[i] = stash.output;
+}
+
+// An iteration's minibatch, made once (by the first FWD or loss that needs it) and kept
+// until the next iteration's, so that microbatches only slice it.
+const std::pair<torch::Tensor, torch::Tensor>& RankExecutor::data(int iteration) {
+  if (data_iteration_ != iteration) {
+    // The run's iteration, not the Program's: a phase continues the run's data.
+    const int run_iteration = context_.first_iteration + iteration;
+    data_ = {task_.inputs(run_iteration), task_.targets(run_iteration)};
+    data_iteration_ = iteration;
+  }
+  return data_;
+}
+
+// The FWDs of the same stage whose samples this BWD covers, in sample order.
+std::vector<int32_t> RankExecutor::covered_forwards(int32_t i) const {
+  const Instruction& ins = p_.instructions[i];
+  std::vector<int32_t> forwards;
+  for (int32_t d : p_.deps_of(i)) {
+    const Instruction& dep = p_.instructions[d];
+    if (dep.op == Op::kFwd && dep.stage == ins.stage && dep.range.intersect(ins.range).size() > 0) {
+      forwards.push_back(d);
+    }
+  }
+  std::sort(forwards.begin(), forwards.end(), [&](int32_t a, int32_t b) {
+    return p_.instructions[a].range.lo < p_.instructions[b].range.lo;
+  });
+  if (forwards.empty()) throw RuntimeFailure(p_.describe(i) + " has no forward of its samples");
+  return forwards;
+}
+
+// Backward of samples `range` through the graphs their forwards built. A forward cut
+// in two by the backward cut is back-propagated once per piece (autograd cannot split
+// a graph), keeping its graph until the last piece.
+// PipeFB: the stage's input came from its forward rank; run the forward again with
+// autograd, then the backward.
+void RankExecutor::recompute_and_backward(int32_t i) {
+  const Instruction& ins = p_.instructions[i];
+  int32_t handed = -1;
+  for (int32_t d : p_.deps_of(i)) {
+    if (p_.instructions[d].op == Op::kRecvStash) handed = d;
+  }
+  const bool float_input = produced_[handed].is_floating_point();
+  const torch::Tensor input = produced_[handed].detach().requires_grad_(float_input);
+  const torch::Tensor output = stages_.at(ins.stage)->forward(input);
+  if (ins.stage == p_.num_stages - 1) {
+    loss_backward(ins, output, /*keep_graph=*/false);
+  } else {
+    output.backward(gather_pieces(i, Op::kRecvGrad));
+  }
+  if (ins.stage > 0) produced_[i] = input.grad().detach();
+  produced_[handed] = torch::Tensor();
+}
+
+// The last stage: the loss of samples `ins.range` from their outputs, back-propagated.
+// Mean over the minibatch: each microbatch weighs by its share of samples.
+void RankExecutor::loss_backward(const Instruction& ins, const torch::Tensor& output,
+                                 bool keep_graph) {
+  const torch::Tensor target = rows(data(ins.iteration).second, {0, p_.global_batch}, ins.range);
+  const double share = static_cast<double>(ins.range.size()) / p_.global_batch;
+  const torch::Tensor loss = zoo_loss(arch_, output, target) * share;
+  losses_[ins.iteration] += loss.item<double>();
+  loss.backward({}, keep_graph);
+}
+
+void RankExecutor::backward(int32_t i) {
+  if (split_stages_) return recompute_and_backward(i);
+  const Instruction& ins = p_.instructions[i];
+  const std::vector<int32_t> forwards = covered_forwards(i);
+  std::vector<torch::Tensor> outputs;
+  bool keep_graph = false;
+  for (int32_t f : forwards) {
+    const SampleRange piece = p_.instructions[f].range.intersect(ins.range);
+    outputs.push_back(rows(stash_[f].output, p_.instructions[f].range, piece));
+    keep_graph |= stash_[f].rows_left > piece.size();
+  }
+  if (ins.stage == p_.num_stages - 1) {
+    loss_backward(ins, outputs.size() == 1 ? outputs[0] : torch::cat(outputs, 0), keep_graph);
+  } else if (!outputs[0].requires_grad()) {
+    // A frozen stage: nothing here or upstream trains, the gradient is a bare token.
+  } else {
+    const torch::Tensor grad = gather_pieces(i, Op::kRecvGrad);
+    std::vector<torch::Tensor> grads;
+    for (int32_t f : forwards) {
+      const SampleRange piece = p_.instructions[f].range.intersect(ins.range);
+      grads.push_back(rows(grad, ins.range, piece));
+    }
+    torch::autograd::backward(outputs, grads, keep_graph);
+  }
+  std::vector<torch::Tensor> input_grads;
+  for (int32_t f : forwards) {
+    Stash& stash = stash_[f];
+    if (stash.weights) {  // computed on a stashed version; the update applies it to the latest
+      model_.add_gradients_of(*stash.weights, layers_[ins.stage].first, layers_[ins.stage].second);
+    }
+    const SampleRange piece = p_.instructions[f].range.intersect(ins.range);
+    if (ins.stage > 0 && !stash.input.requires_grad()) {
+      input_grads.push_back(torch::empty({0}));  // nothing upstream wants it
+    } else if (ins.stage > 0) {
+      // Samples are independent, so the rows outside this piece got no gradient. The
+      // gradient is detached from the input, so the next piece of the same forward
+      // accumulates into a fresh tensor and this view needs no copy.
+      input_grads.push_back(rows(stash.input.grad(), p_.instructions[f].range, piece));
+      stash.input.mutable_grad() = torch::Tensor();
+    }
+    stash.rows_left -= piece.size();
+    if (stash.rows_left == 0) {  // released; its sends are done, since a gradient came back
+      stash = Stash{};
+      produced_[f] = torch::Tensor();
+    }
+  }
+  if (ins.stage > 0) {
+    produced_[i] = input_grads.size() == 1 ? input_grads[0] : torch::cat(input_grads, 0);
+    if (produced_[i].numel() == 0) produced_[i] = torch::empty({0});
+  }
+}
+
+}  // namespace pipetwin

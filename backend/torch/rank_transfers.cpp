@@ -1,0 +1,102 @@
+// A rank's point-to-point transfers: activations, gradients, PipeFB's handed-over inputs
+// and weights (a SEND's tag is its index), and the pieces a compute op concatenates.
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "backend/torch/rank_executor_state.h"
+
+namespace pipetwin {
+
+// Concatenates, in sample order, the pieces a compute instruction received or got
+// from a producer on this device.
+torch::Tensor RankExecutor::gather_pieces(int32_t i, Op wanted) {
+  std::vector<std::pair<int32_t, torch::Tensor>> pieces;
+  const Instruction& ins = p_.instructions[i];
+  const SampleRange mine = ins.range;
+  // A neighbouring stage on this same device hands its result over without a transfer.
+  const Op local_op = wanted == Op::kRecvAct ? Op::kFwd : Op::kBwd;
+  const int32_t local_stage = wanted == Op::kRecvAct ? ins.stage - 1 : ins.stage + 1;
+  for (int32_t d : p_.deps_of(i)) {
+    const Instruction& dep = p_.instructions[d];
+    if (dep.op == wanted) {
+      pieces.emplace_back(dep.range.lo, produced_[d]);
+    } else if (dep.op == local_op && dep.stage == local_stage) {
+      const SampleRange piece = dep.range.intersect(mine);
+      pieces.emplace_back(piece.lo, rows(produced_[d], dep.range, piece));
+    }
+  }
+  std::sort(pieces.begin(), pieces.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<torch::Tensor> tensors;
+  for (auto& [lo, t] : pieces) tensors.push_back(t);
+  return tensors.size() == 1 ? tensors[0] : torch::cat(tensors, 0);
+}
+
+// The tag of a pair: its SEND's index, which both ranks compute from the same Program.
+int RankExecutor::tag(int32_t i) const {
+  return is_send(p_.instructions[i].op) ? i : p_.partner[i];
+}
+
+void RankExecutor::send(int32_t i) {
+  const Instruction& ins = p_.instructions[i];
+  int32_t producer = -1;
+  for (int32_t d : p_.deps_of(i)) producer = d;
+  const Instruction& from = p_.instructions[producer];
+  if (ins.op == Op::kMigrate) return send_layers(i);
+  std::vector<torch::Tensor> payload;
+  if (ins.bytes == 0 && ins.op == Op::kSendGrad) {
+    payload = {torch::empty({0})};  // into a frozen stage: a token
+  } else if (ins.op == Op::kSendWeights) {
+    payload = {flat_parameters(ins.stage)};
+  } else if (ins.op == Op::kSendStash) {
+    payload = {rows(stash_[producer].input, from.range, ins.range).detach().contiguous()};
+  } else {
+    payload = {rows(produced_[producer], from.range, ins.range).detach().contiguous()};
+  }
+  session_.job.world->send(payload, ins.peer_device, tag(i))->wait();
+  if (ins.op == Op::kSendStash) stash_[producer] = Stash{};  // it has left
+}
+
+torch::Tensor RankExecutor::flat_parameters(int32_t stage) {
+  std::vector<torch::Tensor> flat;
+  for (const auto& p : stages_.at(stage)->parameters()) flat.push_back(p.detach().flatten());
+  return flat.empty() ? torch::zeros({1}) : torch::cat(flat);
+}
+
+void RankExecutor::receive(int32_t i) {
+  const Instruction& ins = p_.instructions[i];
+  if (ins.op == Op::kMigrateRecv) return receive_layers(i);
+  if (ins.op == Op::kRecvGrad && ins.bytes == 0) {
+    std::vector<torch::Tensor> token = {torch::empty({0})};
+    session_.job.world->recv(token, ins.peer_device, tag(i))->wait();
+    produced_[i] = token[0];
+    return;
+  }
+  if (ins.op == Op::kRecvWeights) {  // the backward rank's updated weights
+    int64_t count = 0;
+    for (const auto& p : stages_.at(ins.stage)->parameters()) count += p.numel();
+    std::vector<torch::Tensor> buffer = {torch::empty({std::max<int64_t>(count, 1)})};
+    session_.job.world->recv(buffer, ins.peer_device, tag(i))->wait();
+    const torch::NoGradGuard no_grad;
+    int64_t offset = 0;
+    for (auto& p : stages_.at(ins.stage)->parameters()) {
+      p.copy_(buffer[0].slice(0, offset, offset + p.numel()).view_as(p));
+      offset += p.numel();
+    }
+    return;
+  }
+  // Activations and handed-over inputs enter this stage's first layer; gradients leave
+  // its last one. Stage 0's input may be token ids.
+  const auto [first, last] = layers_[ins.stage];
+  std::vector<int64_t> shape = {ins.range.size()};
+  for (int64_t d : arch_.boundary_shapes[ins.op == Op::kRecvGrad ? last : first]) {
+    shape.push_back(d);
+  }
+  const bool tokens = first == 0 && arch_.input_vocab > 0 && ins.op != Op::kRecvGrad;
+  std::vector<torch::Tensor> buffer = {torch::empty(shape, tokens ? torch::kLong : torch::kFloat)};
+  session_.job.world->recv(buffer, ins.peer_device, tag(i))->wait();
+  produced_[i] = buffer[0];
+}
+
+}  // namespace pipetwin
