@@ -67,6 +67,22 @@ void add_communication(const std::vector<DeviceSpans>& spans, RunMetrics& run) {
 
 }  // namespace
 
+// The per-iteration and relative figures, from the totals.
+void derive_rates(RunMetrics& run, double iterations, int64_t samples_per_iteration) {
+  run.iteration_time_s = run.makespan_s / iterations;
+  run.throughput_samples_per_s =
+      run.makespan_s > 0 ? static_cast<double>(samples_per_iteration) * iterations / run.makespan_s
+                         : 0;
+  double busy = 0;
+  for (DeviceMetrics& device : run.devices) {
+    device.bubble_ratio = run.makespan_s > 0 ? 1.0 - device.busy_s / run.makespan_s : 0;
+    busy += device.busy_s;
+  }
+  if (run.makespan_s > 0 && !run.devices.empty()) {
+    run.bubble_ratio = 1.0 - busy / (run.makespan_s * run.devices.size());
+  }
+}
+
 RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
                            int64_t samples_per_iteration) {
   RunMetrics run;
@@ -99,18 +115,28 @@ RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
   if (timeline.spans.empty()) return run;
 
   run.makespan_s = last - first;
-  run.iteration_time_s = run.makespan_s / iterations;
-  run.throughput_samples_per_s =
-      run.makespan_s > 0 ? static_cast<double>(samples_per_iteration) * iterations / run.makespan_s
-                         : 0;
-  double busy = 0;
-  for (DeviceMetrics& device : run.devices) {
-    device.bubble_ratio = run.makespan_s > 0 ? 1.0 - device.busy_s / run.makespan_s : 0;
-    busy += device.busy_s;
+  derive_rates(run, iterations, samples_per_iteration);
+  return run;
+}
+
+RunMetrics extrapolate_metrics(const RunMetrics& shorter, const RunMetrics& longer,
+                               int32_t longer_iterations, int64_t iterations,
+                               int64_t samples_per_iteration) {
+  const double extra = static_cast<double>(iterations - longer_iterations);
+  auto grow = [&](double a, double b) { return b + extra * (b - a); };
+  RunMetrics run = longer;
+  run.makespan_s = grow(shorter.makespan_s, longer.makespan_s);
+  run.comm_s = grow(shorter.comm_s, longer.comm_s);
+  run.exposed_comm_s = grow(shorter.exposed_comm_s, longer.exposed_comm_s);
+  for (size_t d = 0; d < run.devices.size() && d < shorter.devices.size(); ++d) {
+    DeviceMetrics& device = run.devices[d];
+    const DeviceMetrics& before = shorter.devices[d];
+    device.busy_s = grow(before.busy_s, device.busy_s);
+    device.comm_s = grow(before.comm_s, device.comm_s);
+    device.exposed_comm_s = grow(before.exposed_comm_s, device.exposed_comm_s);
+    if (device.comm_s > 0) device.overlap_ratio = 1.0 - device.exposed_comm_s / device.comm_s;
   }
-  if (run.makespan_s > 0 && !run.devices.empty()) {
-    run.bubble_ratio = 1.0 - busy / (run.makespan_s * run.devices.size());
-  }
+  derive_rates(run, static_cast<double>(iterations), samples_per_iteration);
   return run;
 }
 

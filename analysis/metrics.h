@@ -44,4 +44,11 @@ struct RunMetrics {
 RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
                            int64_t samples_per_iteration);
 
+// The metrics of a run of `iterations`, from runs of longer_iterations - 1 (`shorter`) and
+// `longer_iterations` (`longer`) in the steady state, where every further iteration adds
+// what the last one added: totals grow linearly, peaks stay, ratios follow from the totals.
+RunMetrics extrapolate_metrics(const RunMetrics& shorter, const RunMetrics& longer,
+                               int32_t longer_iterations, int64_t iterations,
+                               int64_t samples_per_iteration);
+
 }  // namespace pipetwin

@@ -15,6 +15,7 @@
 
 #include "cli/cli_app.h"
 #include "cli/plan_pipedream.h"
+#include "cli/resource_options.h"
 #include "cli/text_units.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
@@ -26,7 +27,6 @@
 
 namespace pipetwin {
 namespace {
-
 
 struct PlanArgs {
   std::string scenario;
@@ -41,6 +41,7 @@ struct PlanArgs {
   std::string write_plan;
   bool straight = false;
   double min_gain = 0.05;
+  ResourceOptions resources;
 };
 
 // baseline / best - 1: how much faster the plan runs than the baseline.
@@ -68,6 +69,24 @@ proto::Scenario scenario_with_plan(const LoadedScenario& loaded, const UmpipeSea
     for (int32_t size : stage.backward_sizes) plan->add_backward_sizes(size);
   }
   return scenario;
+}
+
+// The search holds two generations of plans, each a forward and a backward cut per stage
+// of up to --max-microbatches (default: one per sample) sizes; the full-model check
+// simulates the scenario itself.
+void check_search_size(const PlanArgs& args, const ResolvedScenario& setup) {
+  check_resource_limits(setup, args.resources.limits());
+  const double cuts = args.max_microbatches > 0 ? args.max_microbatches
+                                                : static_cast<double>(setup.training.global_batch) /
+                                                      std::max(1, setup.training.data_parallel);
+  const double bytes = 2.0 * args.population * setup.schedule.chunks() * 2 * cuts * 4;
+  if (bytes > args.resources.limits().max_memory_bytes) {
+    throw InputError("--population " + std::to_string(args.population) +
+                     ": the search would hold " +
+                     std::to_string(static_cast<long long>(bytes / (1 << 20))) +
+                     " MiB of plans, more than --max-memory; lower --population or "
+                     "--max-microbatches, or raise --max-memory");
+  }
 }
 
 void write_plan_file(const std::string& path, const LoadedScenario& loaded,
@@ -211,6 +230,7 @@ void run_plan(const PlanArgs& args) {
   if (args.max_microbatches < 0) throw InputError("--max-microbatches must not be negative");
   const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
   const ResolvedScenario setup = resolve_scenario(loaded);
+  check_search_size(args, setup);
 
   UmpipeSearchOptions options;
   options.dgap.population = args.population;
@@ -263,6 +283,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--straight", args->straight,
                 "pipedream: one device per stage (no replication inside a stage)");
   cmd->add_option("--population", args->population, "individuals per generation")->default_val(256);
+  add_resource_options(cmd, &args->resources);
   cmd->add_option("--generations", args->generations, "generations of the genetic search")
       ->default_val(100);
   cmd->add_option("--seed", args->seed, "random seed (same seed, same plan)")->default_val(1);

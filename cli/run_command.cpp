@@ -28,6 +28,7 @@
 #include "cli/cli_app.h"
 #include "cli/freeze_report.h"
 #include "cli/report.h"
+#include "cli/resource_options.h"
 #include "cli/text_units.h"
 #include "sim/build_program.h"
 #include "sim/exec/make_timeline.h"
@@ -62,6 +63,7 @@ struct RunArgs {
   // Set by the parent of a --repeat run: rank 0 reports into this directory, not to
   // stdout and the files asked for.
   std::string repeat_output;
+  ResourceOptions resources;
 };
 
 // A rank's LibTorch intra-op threads: the rank executor (and the reference and the
@@ -531,6 +533,7 @@ void repeat_runs(const RunArgs& args, const std::vector<std::string>& argv, int 
 void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
   const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
   const ResolvedScenario setup = resolve_scenario(loaded);
+  check_resource_limits(setup, args.resources.limits());
   const int32_t warmup = effective_warmup(args, setup);
   RealRunOptions options;
   options.timeout_s = args.timeout_s;
@@ -634,6 +637,7 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--timeline", args->timeline_path, "write the measured timeline (protobuf)");
   cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");
   cmd->add_option("--timeout", args->timeout_s, "seconds any wait may take")->default_val(60);
+  add_resource_options(cmd, &args->resources);
   cmd->add_option("--seed", args->seed, "seed of the weights and the data")->default_val(1);
   cmd->add_flag("--json", args->json, "print one JSON object");
   cmd->add_option("--backend", args->backend,

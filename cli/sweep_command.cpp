@@ -10,6 +10,7 @@
 
 #include "analysis/metrics.h"
 #include "cli/cli_app.h"
+#include "cli/resource_options.h"
 #include "cli/sweep_report.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/simulate.h"
@@ -33,6 +34,8 @@ struct SweepArgs {
   int jobs = 0;  // 0: one per available CPU
   bool json = false;
   bool allow_oom = false;
+  int64_t max_points = 100000;
+  ResourceOptions resources;
 };
 
 struct PreparedPoint {
@@ -47,11 +50,18 @@ std::vector<PreparedPoint> prepare_points(const SweepArgs& args, std::vector<std
   for (const std::string& text : args.vary) axes.push_back(parse_vary(text));
   for (const VaryAxis& axis : axes) paths.push_back(axis.path);
   parse_engine(args.engine);  // a bad name stops the sweep before any point runs
+  double points = 1;
+  for (const VaryAxis& axis : axes) points *= static_cast<double>(axis.values.size());
+  if (points > static_cast<double>(args.max_points)) {
+    throw InputError("the grid has " + std::to_string(static_cast<long long>(points)) +
+                     " points, more than --max-points " + std::to_string(args.max_points) +
+                     ": vary fewer fields or fewer values, or raise --max-points");
+  }
   std::vector<PreparedPoint> prepared;
   for (SweepPoint& point : cartesian_product(axes, args.overrides)) {
     try {
       LoadedScenario loaded = load_scenario(args.scenario, point_overrides(args.overrides, point));
-      resolve_scenario(loaded);
+      check_resource_limits(resolve_scenario(loaded), args.resources.limits());
       prepared.push_back({std::move(point), std::move(loaded)});
     } catch (const InputError& e) {
       throw InputError("point " + point_name(point) + ": " + e.what());
@@ -64,7 +74,8 @@ std::vector<PreparedPoint> prepare_points(const SweepArgs& args, std::vector<std
 PointResult run_point(const LoadedScenario& loaded, const SweepArgs& args) {
   PointResult r;
   try {
-    const SimulationResult result = simulate(loaded, {parse_engine(args.engine), args.allow_oom});
+    const SimulationResult result =
+        simulate(loaded, {parse_engine(args.engine), args.allow_oom, args.resources.limits()});
     const RunMetrics metrics = compute_metrics(result.timeline, result.setup.training.iterations,
                                                result.setup.training.global_batch);
     r.out_of_memory = !result.out_of_memory.empty();
@@ -148,6 +159,10 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--set", args->overrides, "fix a field at every point: PATH=VALUE (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("--engine", args->engine, "executor of every point")->default_val("analytic");
+  cmd->add_option("--max-points", args->max_points, "refuse grids with more points")
+      ->default_val(args->max_points)
+      ->check(CLI::PositiveNumber);
+  add_resource_options(cmd, &args->resources);
   cmd->add_option("--csv", args->csv_path, "also write the rows as CSV (after every point ran)");
   cmd->add_option("-j,--jobs", args->jobs, "points run at once (default: the number of CPUs)")
       ->check(CLI::Range(1, 4096));

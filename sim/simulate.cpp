@@ -25,6 +25,7 @@ SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions&
 }
 
 SimulationResult simulate_setup(const ResolvedScenario& setup, const SimulationOptions& options) {
+  check_resource_limits(setup, options.limits);
   SimulationResult result;
   result.setup = setup;
   result.program = build_program(result.setup);

@@ -9,6 +9,7 @@
 #include "sim/exec/link_usage.h"
 #include "sim/exec/memory_curve.h"
 #include "sim/program/program.h"
+#include "sim/resource_limits.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/spec/resolved_scenario.h"
 #include "traces/timeline.h"
@@ -19,6 +20,8 @@ struct SimulationOptions {
   Engine engine = Engine::kAnalytic;
   // Report devices whose peak memory exceeds their capacity instead of failing.
   bool allow_oom = false;
+  // A scenario whose Program would be larger is an InputError before anything is built.
+  ResourceLimits limits;
 };
 
 struct SimulationResult {

@@ -1,0 +1,108 @@
+#include "sim/resource_limits.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/spec/errors.h"
+
+namespace pipetwin {
+namespace {
+
+// What one instruction costs in memory across a run: the Instruction and its dependency
+// lists, its times, its memory samples and its timeline span (measured: ~650 bytes with
+// either engine, at 160 k instructions).
+constexpr double kBytesPerInstruction = 700;
+// What one device costs without any instruction (platform, lanes, counters).
+constexpr double kBytesPerDevice = 64 * 1024;
+
+std::string count_text(double value) {
+  char buffer[32];
+  if (value >= 1e9) {
+    std::snprintf(buffer, sizeof buffer, "%.3g billion", value / 1e9);
+  } else if (value >= 1e6) {
+    std::snprintf(buffer, sizeof buffer, "%.3g million", value / 1e6);
+  } else {
+    std::snprintf(buffer, sizeof buffer, "%.0f", value);
+  }
+  return buffer;
+}
+
+std::string gib_text(double bytes) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3g GiB", bytes / (1024.0 * 1024 * 1024));
+  return buffer;
+}
+
+// Microbatches of the stage that cuts the minibatch finest, forward or backward.
+double max_cuts(const ResolvedScenario& setup) {
+  double cuts = std::max(1, setup.training.microbatches);
+  for (const StagePlan& stage : setup.schedule.stage_plans.stages) {
+    cuts = std::max<double>(cuts, stage.forward_sizes.size());
+    cuts = std::max<double>(cuts, stage.backward_sizes.size());
+  }
+  return cuts;
+}
+
+}  // namespace
+
+ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {
+  const double iterations = std::max(1, setup.training.iterations);
+  const double replicas = std::max(1, setup.training.data_parallel);
+  const double chunks = std::max(1, setup.schedule.chunks());
+  const double microbatches = max_cuts(setup);
+  // Per replica and iteration: a FWD and a BWD per chunk and microbatch; a SEND and a RECV
+  // of activations and of gradients per boundary and microbatch (unequal cuts add at most
+  // one transfer per cut on either side, hence the factor 2); an OPTIM and an ALLREDUCE per
+  // chunk; OFFLOAD and RELOAD per stash; PipeFB's stash and weight hand-overs.
+  double per_iteration = 2 * chunks * microbatches + 8 * (chunks - 1) * microbatches + 2 * chunks;
+  if (setup.schedule.offload.enabled) per_iteration += 2 * chunks * microbatches;
+  if (setup.schedule.kind == proto::PIPEFB) per_iteration += 2 * chunks * microbatches + 2 * chunks;
+  ProgramSizeEstimate size;
+  // FreezePipe simulates one iteration per phase, but keeps gradient statistics for every
+  // interval of the run.
+  const double simulated_iterations = setup.freeze.enabled ? 1 : iterations;
+  size.instructions = per_iteration * replicas * simulated_iterations;
+  size.memory_bytes = size.instructions * kBytesPerInstruction +
+                      static_cast<double>(setup.cluster.devices.size()) * kBytesPerDevice;
+  if (setup.freeze.enabled) {
+    const double intervals = iterations / std::max(1, setup.freeze.interval_iterations);
+    size.memory_bytes += 2 * intervals * static_cast<double>(setup.model.layers.size()) * 8;
+  }
+  const std::pair<const char*, double> factors[] = {{"training.iterations", iterations},
+                                                    {"training.microbatches", microbatches},
+                                                    {"training.data_parallel", replicas},
+                                                    {"schedule.stages", chunks}};
+  for (const auto& [field, value] : factors) {
+    if (value > size.driver_value) {
+      size.driver = field;
+      size.driver_value = value;
+    }
+  }
+  if (static_cast<double>(setup.cluster.devices.size()) * kBytesPerDevice >
+      size.instructions * kBytesPerInstruction) {
+    size.driver = "cluster.nodes";
+    size.driver_value = setup.cluster.nodes;
+  }
+  return size;
+}
+
+bool within_limits(const ProgramSizeEstimate& size, const ResourceLimits& limits) {
+  return size.instructions <= static_cast<double>(limits.max_instructions) &&
+         size.memory_bytes <= limits.max_memory_bytes;
+}
+
+void check_resource_limits(const ResolvedScenario& setup, const ResourceLimits& limits) {
+  const ProgramSizeEstimate size = estimate_program_size(setup);
+  if (within_limits(size, limits)) return;
+  char value[32];
+  std::snprintf(value, sizeof value, "%.0f", size.driver_value);
+  throw InputError("the scenario would build a Program of about " + count_text(size.instructions) +
+                   " instructions needing about " + gib_text(size.memory_bytes) +
+                   ", more than the limits of " +
+                   count_text(static_cast<double>(limits.max_instructions)) + " instructions (" +
+                   "--max-instructions) and " + gib_text(limits.max_memory_bytes) +
+                   " (--max-memory GiB); " + size.driver + " = " + value +
+                   " drives it. Lower it, or raise the limits if the machine has the memory.");
+}
+
+}  // namespace pipetwin

@@ -1,0 +1,37 @@
+// Guards against scenarios too large for the machine: a typo with extra zeros
+// (training.iterations: 100000000) must be an error in a second, not a machine that swaps.
+// The Program's size is estimated from the scenario before anything is built.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sim/engine.h"
+#include "sim/spec/resolved_scenario.h"
+
+namespace pipetwin {
+
+// Defaults sized for a laptop; --max-instructions and --max-memory raise them.
+struct ResourceLimits {
+  int64_t max_instructions = 50'000'000;
+  double max_memory_bytes = 4.0 * 1024 * 1024 * 1024;
+};
+
+struct ProgramSizeEstimate {
+  double instructions = 0;  // a double: the product of huge fields must not overflow
+  double memory_bytes = 0;  // the Program, its times, its timeline
+  std::string driver;       // the scenario field that contributes the largest factor
+  double driver_value = 0;
+};
+
+// An upper bound close to the real count for every schedule (tests check it against built
+// Programs). Cheap: no allocation proportional to the Program.
+ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup);
+
+bool within_limits(const ProgramSizeEstimate& size, const ResourceLimits& limits);
+
+// Throws InputError with the estimate, the limit, the field that drives it and the flags that
+// raise the limits, when the scenario is larger than `limits`.
+void check_resource_limits(const ResolvedScenario& setup, const ResourceLimits& limits);
+
+}  // namespace pipetwin
