@@ -1,5 +1,5 @@
 #!/bin/sh
-# The README's APapo comparison: for each real PipeDream profile, the steady-state
+# The APapo comparison of docs/results.md: for each real PipeDream profile, the steady-state
 # throughput, weight staleness and peak memory of GPipe and 1F1B on a time-balanced chain,
 # 1F1B on the planner's partition, and the asynchronous pipelines on it.
 #   bench/apapo_comparison.sh [build/pipetwin]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's GPU figures: `pipetwin run --backend cuda` on the scenarios below, each with
+# The GPU figures of docs/gpu.md: `pipetwin run --backend cuda` on the scenarios below, each with
 # its JSON report, Perfetto trace and measured timeline in OUT_DIR, and the CUDA probe's
 # calibration. Compare each with its simulation afterwards (bench/gpu_compare.sh, which
 # needs `pipetwin` with SimGrid; this script needs only pipetwin-real and the GPUs).

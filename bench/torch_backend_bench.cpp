@@ -21,7 +21,7 @@
 namespace pipetwin {
 namespace {
 
-// The README's example MLP (hidden 512) or a tiny one (hidden 32) whose compute is so
+// The MLP of scenarios/mlp-cpu-2rank.textproto (hidden 512) or a tiny one (hidden 32) whose compute is so
 // short that the executor's fixed cost per instruction shows.
 void BM_ExecutorOverhead(benchmark::State& state) {
   const int hidden = static_cast<int>(state.range(0));

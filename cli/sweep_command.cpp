@@ -1,16 +1,20 @@
 // `pipetwin sweep [SCENARIO] --vary PATH=V1,V2,... [--vary ...] [--set PATH=VALUE]...
-//                 [--engine analytic|simgrid] [--json] [--csv FILE] [-j N] [--allow-oom]`
+//                 [--engine analytic|simgrid] [--json] [--csv FILE] [-j N] [--allow-oom]
+//                 [--shard K/N]`
+// `pipetwin sweep merge A.csv B.csv ... -o ALL.csv` joins the CSVs of the shards.
 //
 // Runs every point of the cartesian product of the --vary lists, each in its own child
 // process (SimGrid allows one engine per process), and prints them fastest first. Every
 // point is loaded and validated before anything runs, so a typo costs no simulation time.
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
 #include "analysis/metrics.h"
 #include "cli/cli_app.h"
 #include "cli/resource_options.h"
+#include "cli/sweep_merge.h"
 #include "cli/sweep_report.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/simulate.h"
@@ -18,6 +22,7 @@
 #include "sim/sweep/fork_pool.h"
 #include "sim/sweep/point_result.h"
 #include "sim/sweep/progress_bar.h"
+#include "sim/sweep/shard.h"
 #include "sim/sweep/sweep_grid.h"
 #include "sim/sweep/sweep_row.h"
 #include "traces/atomic_file.h"
@@ -35,17 +40,25 @@ struct SweepArgs {
   bool json = false;
   bool allow_oom = false;
   int64_t max_points = 100000;
+  std::string shard;  // "K/N"; empty: the Slurm array's task, or the whole grid
   ResourceOptions resources;
 };
 
 struct PreparedPoint {
   SweepPoint point;
   LoadedScenario loaded;
+  int64_t index = 0;  // in grid order
 };
+
+Shard shard_of(const SweepArgs& args) {
+  if (!args.shard.empty()) return parse_shard(args.shard);
+  return shard_from_slurm([](const char* name) { return std::getenv(name); }).value_or(Shard{});
+}
 
 // Loads and validates every point here, in the parent: bad input must stop the sweep
 // before any point runs, with exit code 2 and the point named.
-std::vector<PreparedPoint> prepare_points(const SweepArgs& args, std::vector<std::string>& paths) {
+std::vector<PreparedPoint> prepare_points(const SweepArgs& args, std::vector<std::string>& paths,
+                                          int64_t& grid_points) {
   std::vector<VaryAxis> axes;
   for (const std::string& text : args.vary) axes.push_back(parse_vary(text));
   for (const VaryAxis& axis : axes) paths.push_back(axis.path);
@@ -57,12 +70,17 @@ std::vector<PreparedPoint> prepare_points(const SweepArgs& args, std::vector<std
                      " points, more than --max-points " + std::to_string(args.max_points) +
                      ": vary fewer fields or fewer values, or raise --max-points");
   }
+  const Shard shard = shard_of(args);
+  std::vector<SweepPoint> grid = cartesian_product(axes, args.overrides);
+  grid_points = static_cast<int64_t>(grid.size());
   std::vector<PreparedPoint> prepared;
-  for (SweepPoint& point : cartesian_product(axes, args.overrides)) {
+  for (int64_t index = 0; index < grid_points; ++index) {
+    if (!shard.holds(index)) continue;  // another shard's: it checks and runs it
+    SweepPoint& point = grid[static_cast<size_t>(index)];
     try {
       LoadedScenario loaded = load_scenario(args.scenario, point_overrides(args.overrides, point));
       check_resource_limits(resolve_scenario(loaded), args.resources.limits());
-      prepared.push_back({std::move(point), std::move(loaded)});
+      prepared.push_back({std::move(point), std::move(loaded), index});
     } catch (const InputError& e) {
       throw InputError("point " + point_name(point) + ": " + e.what());
     }
@@ -107,8 +125,10 @@ PointResult collect(const ChildExit& exit) {
 }
 
 void run_sweep(const SweepArgs& args) {
+  if (args.vary.empty()) throw InputError("--vary is required: the fields to vary, PATH=V1,V2,...");
   std::vector<std::string> paths;
-  std::vector<PreparedPoint> prepared = prepare_points(args, paths);
+  int64_t grid_points = 0;
+  std::vector<PreparedPoint> prepared = prepare_points(args, paths, grid_points);
 
   std::vector<SweepRow> rows(prepared.size());
   ProgressBar progress(std::cerr, prepared.size(), ProgressBar::stderr_is_terminal());
@@ -118,7 +138,7 @@ void run_sweep(const SweepArgs& args) {
       prepared.size(), args.jobs > 0 ? args.jobs : available_cpus(),
       [&](size_t i) { return encode_point_result(run_point(prepared[i].loaded, args)); },
       [&](size_t i, ChildExit exit) {
-        rows[i] = {prepared[i].point, collect(exit)};
+        rows[i] = {prepared[i].point, collect(exit), prepared[i].index, grid_points};
         progress.update(++done);
       });
   progress.clear();
@@ -154,7 +174,6 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--vary", args->vary,
                   "vary a field: PATH=V1,V2,... (repeatable; commas inside [] {} or quotes do not "
                   "split, and a top-level ';' splits instead of commas)")
-      ->required()
       ->allow_extra_args(false);
   cmd->add_option("--set", args->overrides, "fix a field at every point: PATH=VALUE (repeatable)")
       ->allow_extra_args(false);
@@ -169,7 +188,14 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_flag("--json", args->json, "print a JSON array of points instead of the table");
   cmd->add_flag("--allow-oom", args->allow_oom,
                 "report points out of memory instead of failing them");
-  cmd->callback([args] { run_sweep(*args); });
+  cmd->add_option("--shard", args->shard,
+                  "run only the K-th of N slices of the grid, K/N with 0 <= K < N (default: the "
+                  "Slurm array task, SLURM_ARRAY_TASK_ID of SLURM_ARRAY_TASK_COUNT)");
+  CLI::App* merge = add_sweep_merge_command(*cmd);
+  cmd->callback([args, merge] {
+    if (merge->parsed()) return;  // `sweep merge` did the work
+    run_sweep(*args);
+  });
 }
 
 }  // namespace pipetwin

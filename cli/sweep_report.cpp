@@ -78,6 +78,7 @@ nlohmann::json sweep_json(const std::vector<SweepRow>& rows) {
       return r.failed() ? nlohmann::json(nullptr) : nlohmann::json(value);
     };
     array.push_back({{"point", point},
+                     {"index", row.index},
                      {"iteration_time_s", metric(r.iteration_time_s)},
                      {"throughput_samples_per_s", metric(r.throughput_samples_per_s)},
                      {"bubble_ratio", metric(r.bubble_ratio)},
@@ -92,10 +93,12 @@ nlohmann::json sweep_json(const std::vector<SweepRow>& rows) {
 
 void write_sweep_csv(std::ostream& out, const std::vector<std::string>& paths,
                      const std::vector<SweepRow>& rows) {
+  out << "point,points,";
   for (const std::string& path : paths) out << csv_field(path) << ",";
   out << "iteration_time_s,throughput_samples_per_s,bubble_ratio,peak_memory_bytes,"
          "out_of_memory,status,error_kind,error\n";
   for (const SweepRow& row : rows) {
+    out << row.index << "," << row.grid_points << ",";
     for (const auto& setting : row.point.settings) out << csv_field(setting.second) << ",";
     const PointResult& r = row.result;
     for (const double value :

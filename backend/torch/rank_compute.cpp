@@ -103,6 +103,7 @@ void RankExecutor::recompute_and_backward(int32_t i) {
   for (int32_t d : p_.deps_of(i)) {
     if (p_.instructions[d].op == Op::kRecvStash) handed = d;
   }
+  if (handed < 0) throw std::logic_error(p_.text(i) + " recomputes without a received stash");
   const bool float_input = produced_[handed].is_floating_point();
   const torch::Tensor input = produced_[handed].detach().requires_grad_(float_input);
   const torch::Tensor output = stages_.at(ins.stage)->forward(input);

@@ -40,16 +40,19 @@ int RankExecutor::tag(int32_t i) const {
 
 void RankExecutor::send(int32_t i) {
   const Instruction& ins = p_.instructions[i];
+  if (ins.op == Op::kMigrate) return send_layers(i);  // a migration has no producer
+  std::vector<torch::Tensor> payload;
+  if (ins.op == Op::kSendWeights || (ins.bytes == 0 && ins.op == Op::kSendGrad)) {
+    // Updated weights back to PipeFB's forward device, or a token into a frozen stage.
+    payload = {ins.op == Op::kSendWeights ? flat_parameters(ins.stage) : torch::empty({0})};
+    session_.job.world->send(payload, ins.peer_device, tag(i))->wait();
+    return;
+  }
   int32_t producer = -1;
   for (int32_t d : p_.deps_of(i)) producer = d;
+  if (producer < 0) throw std::logic_error(p_.text(i) + " sends nothing: it has no producer");
   const Instruction& from = p_.instructions[producer];
-  if (ins.op == Op::kMigrate) return send_layers(i);
-  std::vector<torch::Tensor> payload;
-  if (ins.bytes == 0 && ins.op == Op::kSendGrad) {
-    payload = {torch::empty({0})};  // into a frozen stage: a token
-  } else if (ins.op == Op::kSendWeights) {
-    payload = {flat_parameters(ins.stage)};
-  } else if (ins.op == Op::kSendStash) {
+  if (ins.op == Op::kSendStash) {
     payload = {rows(stash_[producer].input, from.range, ins.range).detach().contiguous()};
   } else {
     payload = {rows(produced_[producer], from.range, ins.range).detach().contiguous()};

@@ -1,6 +1,7 @@
 // One line of a sweep's output: a point and what running it gave.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "sim/sweep/point_result.h"
@@ -11,6 +12,8 @@ namespace pipetwin {
 struct SweepRow {
   SweepPoint point;
   PointResult result;
+  int64_t index = 0;        // the point's place in grid order, whichever shard ran it
+  int64_t grid_points = 0;  // of the whole grid, so that merged shards can be checked
 };
 
 // Fastest first, which is the question a sweep asks; failed points (no time) last. Ties

@@ -17,6 +17,7 @@
 #include "sim/sweep/fork_pool.h"
 #include "sim/sweep/point_result.h"
 #include "sim/sweep/progress_bar.h"
+#include "sim/sweep/shard.h"
 #include "sim/sweep/sweep_grid.h"
 #include "sim/sweep/sweep_row.h"
 #include "sim/sweep/vary_axis.h"
@@ -354,9 +355,9 @@ TEST(SweepCli, CsvHasAHeaderAndOneParsableRowPerPoint) {
   const auto table = parse_csv(read_all(csv));
   ASSERT_EQ(table.size(), 7u);
   EXPECT_THAT(table[0],
-              ElementsAre("schedule.partition", "training.microbatches", "iteration_time_s",
-                          "throughput_samples_per_s", "bubble_ratio", "peak_memory_bytes",
-                          "out_of_memory", "status", "error_kind", "error"));
+              ElementsAre("point", "points", "schedule.partition", "training.microbatches",
+                          "iteration_time_s", "throughput_samples_per_s", "bubble_ratio",
+                          "peak_memory_bytes", "out_of_memory", "status", "error_kind", "error"));
   const nlohmann::json rows = sweep_json(scenario.string() +
                                          " --vary schedule.partition=[1,3],[2,2],[3,1]"
                                          " --vary 'training.microbatches=2;4'");
@@ -364,20 +365,23 @@ TEST(SweepCli, CsvHasAHeaderAndOneParsableRowPerPoint) {
   for (size_t i = 1; i < table.size(); ++i) {
     ASSERT_EQ(table[i].size(), table[0].size());
     const nlohmann::json& row = rows[i - 1];  // same order as the table and the JSON
-    EXPECT_EQ(table[i][0], row["point"]["schedule.partition"]);
-    EXPECT_EQ(table[i][1], row["point"]["training.microbatches"]);
+    EXPECT_EQ(std::stoi(table[i][0]), row["index"].get<int>());
+    EXPECT_EQ(table[i][1], "6");
+    EXPECT_EQ(table[i][2], row["point"]["schedule.partition"]);
+    EXPECT_EQ(table[i][3], row["point"]["training.microbatches"]);
     // Unrounded: the text reads back as exactly the same double.
-    EXPECT_EQ(std::stod(table[i][2]), row["iteration_time_s"].get<double>());
-    EXPECT_EQ(std::stod(table[i][5]), row["peak_memory_bytes"].get<double>());
-    EXPECT_GT(std::stod(table[i][5]), 0);
-    EXPECT_EQ(table[i][7], "ok");
+    EXPECT_EQ(std::stod(table[i][4]), row["iteration_time_s"].get<double>());
+    EXPECT_EQ(std::stod(table[i][7]), row["peak_memory_bytes"].get<double>());
+    EXPECT_GT(std::stod(table[i][7]), 0);
+    EXPECT_EQ(table[i][9], "ok");
   }
   // fwd+bwd per stage: [3,1] 12 and 12 ms, [2,2] 9 and 15 ms, [1,3] 3 and 21 ms; more
   // microbatches of fewer samples each shrink the bubble.
-  EXPECT_EQ(table[1][0], "[3,1]");
-  EXPECT_EQ(table[1][1], "4");
-  EXPECT_EQ(table[6][0], "[1,3]");
-  EXPECT_EQ(table[6][1], "2");
+  EXPECT_EQ(table[1][2], "[3,1]");
+  EXPECT_EQ(table[1][3], "4");
+  EXPECT_EQ(table[1][0], "5");  // the last point of the grid
+  EXPECT_EQ(table[6][2], "[1,3]");
+  EXPECT_EQ(table[6][3], "2");
   EXPECT_FALSE(std::filesystem::exists(csv.string() + ".tmp"));
 }
 
@@ -421,8 +425,8 @@ TEST(SweepCli, APointThatFailsIsReportedAndTheOthersStillRun) {
   // The CSV is still written, failed rows included.
   const auto table = parse_csv(read_all(csv));
   ASSERT_EQ(table.size(), 5u);
-  EXPECT_EQ(table[4][7], "error");
-  EXPECT_EQ(table[4][2], "");
+  EXPECT_EQ(table[4][9], "error");  // after point, points and the two varied fields
+  EXPECT_EQ(table[4][4], "");       // no iteration time
 
   const CliResult text = run_pipetwin("sweep " + kUniform +
                                       " --vary model.layers[0].activation_bytes=0,1000000000000");
@@ -453,6 +457,86 @@ TEST(SweepCli, FixedSetAppliesToEveryPointAndScenarioMayComeLast) {
   for (const nlohmann::json& row : rows) {
     EXPECT_NEAR(row["iteration_time_s"].get<double>(), 17 * 0.0015, 1e-12);
   }
+}
+
+// ---- shards ----
+
+TEST(Shard, ParsesKOfNAndSlurmArrays) {
+  const Shard shard = parse_shard("2/5");
+  EXPECT_EQ(shard.index, 2);
+  EXPECT_EQ(shard.count, 5);
+  EXPECT_TRUE(shard.holds(7));
+  EXPECT_FALSE(shard.holds(8));
+  for (const char* bad : {"5/5", "-1/3", "1/0", "1", "a/b", "1/2/3", ""}) {
+    EXPECT_THROW(parse_shard(bad), InputError) << bad;
+  }
+  std::map<std::string, const char*> env;
+  const auto getenv = [&](const char* name) -> const char* {
+    const auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second;
+  };
+  EXPECT_FALSE(shard_from_slurm(getenv).has_value());
+  env = {{"SLURM_ARRAY_TASK_ID", "3"}, {"SLURM_ARRAY_TASK_COUNT", "4"}};
+  EXPECT_EQ(shard_from_slurm(getenv)->index, 3);
+  env = {
+      {"SLURM_ARRAY_TASK_ID", "4"}, {"SLURM_ARRAY_TASK_COUNT", "4"}, {"SLURM_ARRAY_TASK_MIN", "1"}};
+  EXPECT_EQ(shard_from_slurm(getenv)->index, 3);
+  env = {{"SLURM_ARRAY_TASK_ID", "9"}, {"SLURM_ARRAY_TASK_COUNT", "4"}};
+  EXPECT_THROW(shard_from_slurm(getenv), InputError);
+}
+
+// The shards of a sweep, run apart (one by --shard, the others as Slurm array tasks) and
+// merged, give the unsharded sweep's CSV row for row, in grid order.
+TEST(SweepCli, MergedShardsEqualTheUnshardedSweep) {
+  TempDir dir;
+  const std::string grid = kUniform + " --vary training.microbatches=2,4,8 --vary " +
+                           "schedule.kind=GPIPE,ONE_F_ONE_B --vary training.global_batch=32,64";
+  const auto whole = dir.path() / "whole.csv";
+  ASSERT_EQ(run_pipetwin("sweep " + grid + " --csv " + whole.string()).exit_code, 0);
+  std::string shards;
+  for (int k = 0; k < 3; ++k) {
+    const auto csv = dir.path() / ("shard" + std::to_string(k) + ".csv");
+    // Shard 0 by --shard; the others as Slurm array tasks, which the environment names.
+    const std::string how = k == 0 ? " --shard 0/3" : "";
+    const std::string env =
+        k == 0 ? "" : "SLURM_ARRAY_TASK_ID=" + std::to_string(k) + " SLURM_ARRAY_TASK_COUNT=3 ";
+    const CliResult r = testing::run_binary(env + PIPETWIN_BINARY,
+                                            "sweep " + grid + how + " --csv " + csv.string());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(parse_csv(read_all(csv)).size(), 5u) << "a third of the 12 points, and a header";
+    shards += " " + csv.string();
+  }
+  const auto merged = dir.path() / "merged.csv";
+  const CliResult r = run_pipetwin("sweep merge" + shards + " -o " + merged.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto expected = parse_csv(read_all(whole));
+  std::sort(expected.begin() + 1, expected.end(),
+            [](const auto& a, const auto& b) { return std::stoi(a[0]) < std::stoi(b[0]); });
+  EXPECT_EQ(parse_csv(read_all(merged)), expected);
+}
+
+TEST(SweepCli, MergeRefusesMissingRepeatedAndForeignShards) {
+  TempDir dir;
+  const std::string grid = kUniform + " --vary training.microbatches=2,4,8,16";
+  const auto a = dir.path() / "a.csv", b = dir.path() / "b.csv", c = dir.path() / "c.csv";
+  ASSERT_EQ(run_pipetwin("sweep " + grid + " --shard 0/2 --csv " + a.string()).exit_code, 0);
+  ASSERT_EQ(run_pipetwin("sweep " + grid + " --shard 1/2 --csv " + b.string()).exit_code, 0);
+  ASSERT_EQ(
+      run_pipetwin("sweep " + kUniform + " --vary training.iterations=1,2 --csv " + c.string())
+          .exit_code,
+      0);
+  CliResult r = run_pipetwin("sweep merge " + a.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("no row for point 1 of 4: a shard is missing"));
+  r = run_pipetwin("sweep merge " + a.string() + " " + b.string() + " " + a.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(" again (first at " + a.string()));
+  r = run_pipetwin("sweep merge " + a.string() + " " + c.string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("another sweep's columns"));
+  r = run_pipetwin("sweep merge " + a.string() + " " + b.string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(parse_csv(r.out).size(), 5u);
 }
 
 }  // namespace
