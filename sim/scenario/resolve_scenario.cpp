@@ -580,6 +580,7 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   setup.schedule.offload =
       resolve_offload(check, s.schedule(), setup.schedule.chunks(), setup.cluster);
   setup.simgrid.exact = s.simgrid().exact();
+  setup.simgrid.collective_steps = s.simgrid().collective_steps();
   if (setup.simgrid.exact && !setup.cluster.simgrid_platform.empty()) {
     check.fail("simgrid.exact",
                "exact mode builds its own links; it cannot use cluster.simgrid_platform");

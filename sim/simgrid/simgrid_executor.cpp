@@ -9,6 +9,7 @@
 #include "sim/simgrid/engine_arguments.h"
 #include "sim/simgrid/run_in_child.h"
 #include "sim/simgrid/s4u_platform.h"
+#include "sim/simgrid/simulation_progress.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {
@@ -52,10 +53,11 @@ std::vector<std::pair<int32_t, int32_t>> communicating_pairs(const Program& prog
 class LaneRunner {
  public:
   LaneRunner(const Program& program, const ClusterSpec& cluster,
-             const std::vector<sg4::Host*>& hosts)
+             const std::vector<sg4::Host*>& hosts, bool collective_steps)
       : p_(program),
         cluster_(cluster),
         hosts_(hosts),
+        collective_steps_(collective_steps),
         remaining_(program.size()),
         ready_(program.size(), 0.0) {
     for (int32_t i = 0; i < p_.size(); ++i) remaining_[i] = p_.dep_begin[i + 1] - p_.dep_begin[i];
@@ -136,9 +138,12 @@ class LaneRunner {
     }
   }
 
-  // 2(D-1) lock-step ring steps over the real links; every member sends a chunk to its
-  // successor and receives one from its predecessor, then waits for the others, as
-  // sim/exec/ring_allreduce.h describes.
+  // A ring all-reduce (sim/exec/ring_allreduce.h): 2(D-1) lock-step steps, in each of
+  // which every member sends a chunk to its successor. Aggregated (the default), each member
+  // sends its 2(D-1) chunks as one flow over the same route, then waits out the latency of
+  // the 2(D-1) - 1 steps that one flow does not pay, and all members end together: the same
+  // bytes on the same links, with D flows instead of 2(D-1) D. Without contention that is
+  // the closed form exactly; under contention tests hold it to the step-by-step model.
   void ring_allreduce(int32_t i) {
     const int32_t g = p_.group[i];
     const auto members = p_.members_of_group(g);
@@ -146,21 +151,47 @@ class LaneRunner {
     const int32_t k =
         static_cast<int32_t>(std::find(members.begin(), members.end(), i) - members.begin());
     const uint64_t chunk = static_cast<uint64_t>(ring_chunk_bytes(p_.instructions[i].bytes, n));
+    const int32_t steps = 2 * (n - 1);
     const auto box = [g](int32_t step, int32_t receiver) {
       return sg4::Mailbox::by_name("ar" + std::to_string(g) + "_" + std::to_string(step) + "_" +
                                    std::to_string(receiver));
     };
     barriers_[g]->wait();
     const double start = sg4::Engine::get_clock();
-    for (int32_t step = 0; step < 2 * (n - 1); ++step) {
-      sg4::CommPtr out = box(step, (k + 1) % n)->put_async(&token, chunk);
-      char* received = nullptr;
-      sg4::CommPtr in = box(step, k)->get_async<char>(&received);
-      out->wait();
-      in->wait();
+    if (collective_steps_) {
+      for (int32_t step = 0; step < steps; ++step) {
+        exchange(box(step, (k + 1) % n), box(step, k), chunk, 0);
+        barriers_[g]->wait();
+      }
+    } else if (steps > 0) {
+      const int32_t successor = p_.instructions[members[(k + 1) % n]].device;
+      exchange(box(0, (k + 1) % n), box(0, k), chunk * static_cast<uint64_t>(steps),
+               (steps - 1) * route_latency(p_.instructions[i].device, successor));
       barriers_[g]->wait();
     }
     record_slowed(i, start, sg4::Engine::get_clock());
+  }
+
+  // One send to the successor and one receive from the predecessor. The send's flow is
+  // followed by `latency_after_s` (the latencies of the rounds an aggregated flow stands
+  // for) before the receive is awaited: each member's own ring link then ends at
+  // rounds * (latency + chunk / bandwidth), and the barrier after it at the slowest link's,
+  // as lock-step rounds end.
+  void exchange(sg4::Mailbox* to_successor, sg4::Mailbox* mine, uint64_t bytes,
+                double latency_after_s) {
+    sg4::CommPtr out = to_successor->put_async(&token, bytes);
+    char* received = nullptr;
+    sg4::CommPtr in = mine->get_async<char>(&received);
+    out->wait();
+    if (latency_after_s > 0) sg4::this_actor::sleep_for(latency_after_s);
+    in->wait();
+  }
+
+  double route_latency(int32_t from, int32_t to) const {
+    std::vector<sg4::Link*> links;
+    double latency = 0;
+    hosts_[from]->route_to(hosts_[to], links, &latency);
+    return latency;
   }
 
   // A transfer slowed by interference holds its lane for the extra time after its flow
@@ -178,6 +209,7 @@ class LaneRunner {
 
   void complete(int32_t i) {
     ++completed_;
+    progress_.update(completed_, sg4::Engine::get_clock());
     for (int32_t d : p_.dependents_of(i)) {
       if (p_.lane_index(d) != p_.lane_index(i)) {
         ready_[d] = std::max(ready_[d], times_.end_s[i] + cluster_.dispatch.wakeup_s);
@@ -189,6 +221,7 @@ class LaneRunner {
   const Program& p_;
   const ClusterSpec& cluster_;
   const std::vector<sg4::Host*>& hosts_;
+  const bool collective_steps_;
   std::vector<int32_t> remaining_;
   std::vector<double> ready_;  // when cross-lane dependencies allow a start (dispatch)
   std::vector<sg4::MutexPtr> mutexes_;
@@ -196,6 +229,7 @@ class LaneRunner {
   std::vector<sg4::BarrierPtr> barriers_;  // one per collective group
   ExecutionTimes times_;
   int32_t completed_ = 0;
+  SimulationProgress progress_{p_.size()};
 };
 
 std::string serialize(const ExecutionTimes& times) {
@@ -229,7 +263,7 @@ std::string simulate_in_this_process(const Program& program, const ClusterSpec& 
   } else {
     hosts = load_s4u_platform(engine, cluster);
   }
-  LaneRunner runner(program, cluster, hosts);
+  LaneRunner runner(program, cluster, hosts, settings.collective_steps);
   runner.start_actors();
   engine.run();
   if (runner.completed() != program.size()) {

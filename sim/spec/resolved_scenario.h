@@ -57,6 +57,7 @@ struct ScheduleSpec {
 
 struct SimgridSettings {
   bool exact = false;
+  bool collective_steps = false;  // ring collectives round by round (simgrid.collective_steps)
   // Extra SimGrid --cfg settings ("network/model:LV08"), applied last.
   std::vector<std::string> cfg;
 };
