@@ -2,7 +2,7 @@
 BUILD_DIR ?= build
 JOBS ?= 2
 
-.PHONY: deps configure build demo test bench format clean
+.PHONY: deps configure build demo test bench format clean sanitize-configure sanitize tsan fuzz
 
 deps:
 	@tools/install_deps.sh
@@ -22,8 +22,50 @@ test: deps build
 bench: deps build
 	$(BUILD_DIR)/pipetwin_bench
 
+# Reliability (docs/reliability.md), without LibTorch or CUDA (their libraries are not
+# instrumented), with clang-14 at -O1 with line tables and asserts on. One AddressSanitizer +
+# UndefinedBehaviorSanitizer build serves the tests and the libFuzzer harnesses: every
+# library also carries libFuzzer's coverage hooks (fuzzer-no-link), which the tests ignore.
+# SimGrid runs its actors on threads in these builds (sim/simgrid/engine_arguments.cpp).
+SANITIZE_DIR ?= build-asan
+TSAN_DIR ?= build-tsan
+FUZZ_SECONDS ?= 60
+SANITIZER_CMAKE = -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
+                  -DPIPETWIN_WITH_TORCH=OFF -DPIPETWIN_WITH_CUDA=OFF
+ASAN_FLAGS = -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined \
+             -fno-omit-frame-pointer
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1 \
+           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The concurrent code without LibTorch: the lane runner's threads, the fork pool and the sweeps
+# over it, UMPIPE's population evaluated on threads (the search and `plan --threads`).
+TSAN_TEST_FILES = (backend/common/lane_runner|sim/sweep/sweep|sim/umpipe/plan_evaluator|cli/plan_command)_test\.cpp$$
+TSAN_TESTS = ^(LaneRunner|ForkPool|Sweep[A-Za-z]*|PlanEvaluator|UmpipeSearch|UmpipePlanCli)\.
+TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+sanitize-configure: deps
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(SANITIZE_DIR) $(SANITIZER_CMAKE) \
+	  -DPIPETWIN_FUZZ=ON -DCMAKE_CXX_FLAGS="$(ASAN_FLAGS)" > /dev/null
+
+# Every test under AddressSanitizer + UndefinedBehaviorSanitizer.
+sanitize: sanitize-configure
+	cmake --build $(SANITIZE_DIR) -j$(JOBS) --target pipetwin_tests
+	cd $(SANITIZE_DIR) && $(ASAN_ENV) ctest --output-on-failure -j$(JOBS)
+
+# The concurrent tests under ThreadSanitizer (only their test files are compiled).
+tsan: deps
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(TSAN_DIR) $(SANITIZER_CMAKE) \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
+	  -DPIPETWIN_TEST_FILES='$(TSAN_TEST_FILES)' > /dev/null
+	cmake --build $(TSAN_DIR) -j$(JOBS) --target pipetwin_tests
+	cd $(TSAN_DIR) && $(TSAN_ENV) ctest --output-on-failure -j$(JOBS) -R '$(TSAN_TESTS)'
+
+# Each libFuzzer harness of fuzz/ for FUZZ_SECONDS, JOBS at a time; fails on any finding.
+fuzz: sanitize-configure
+	cmake --build $(SANITIZE_DIR) -j$(JOBS) --target fuzzers
+	fuzz/run_fuzzers.sh $(SANITIZE_DIR) $(FUZZ_SECONDS) $(JOBS)
+
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(TSAN_DIR)

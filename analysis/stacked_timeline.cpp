@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <string>
 
 namespace pipetwin {
 namespace {
@@ -19,12 +20,22 @@ double first_start(const Timeline& t) {
 
 // How far to move B's numbers so that they start past every number of A's.
 struct Offsets {
-  int32_t device = 0;
-  int32_t node = 0;
-  int32_t link = 0;
+  int64_t device = 0;
+  int64_t node = 0;
+  int64_t link = 0;
   uint64_t flow = 0;
   double time_s = 0;
 };
+
+// `id + offset`, or a clear error when the sum leaves the ids' range (a file may hold ids
+// near the largest int32; B then has no room above A's).
+int32_t shifted(int32_t id, int64_t offset, const char* what) {
+  const int64_t result = static_cast<int64_t>(id) + offset;
+  if (result > std::numeric_limits<int32_t>::max() || result < std::numeric_limits<int32_t>::min())
+    throw std::invalid_argument(std::string("cannot stack the timelines: a ") + what + " id of " +
+                                std::to_string(id) + " has no room above the first timeline's");
+  return static_cast<int32_t>(result);
+}
 
 Offsets offsets_for(const Timeline& a, const Timeline& b) {
   Offsets o;
@@ -44,9 +55,9 @@ Offsets offsets_for(const Timeline& a, const Timeline& b) {
     min_node = std::min(min_node, d.node);
   }
   for (const TimelineLink& l : b.links) min_link = std::min(min_link, l.id);
-  o.device = max_device + 1 - min_device;
-  o.node = max_node + 1 - min_node;
-  o.link = max_link + 1 - min_link;
+  o.device = int64_t{max_device} + 1 - min_device;
+  o.node = int64_t{max_node} + 1 - min_node;
+  o.link = int64_t{max_link} + 1 - min_link;
   if (!a.spans.empty() && !b.spans.empty()) o.time_s = first_start(a) - first_start(b);
   return o;
 }
@@ -70,8 +81,8 @@ Timeline stack_timelines(const Timeline& a, const std::string& label_a, const Ti
     t.devices.push_back(std::move(d));
   }
   for (TimelineDevice d : b.devices) {
-    d.id += o.device;
-    d.node += o.node;
+    d.id = shifted(d.id, o.device, "device");
+    d.node = shifted(d.node, o.node, "node");
     d.name = labelled(label_b, d.name);
     t.devices.push_back(std::move(d));
   }
@@ -82,7 +93,7 @@ Timeline stack_timelines(const Timeline& a, const std::string& label_a, const Ti
     t.links.push_back(std::move(l));
   }
   for (TimelineLink l : b.links) {
-    l.id += o.link;
+    l.id = shifted(l.id, o.link, "link");
     l.name = labelled(label_b, l.name);
     t.links.push_back(std::move(l));
   }
@@ -90,8 +101,8 @@ Timeline stack_timelines(const Timeline& a, const std::string& label_a, const Ti
   t.spans.reserve(a.spans.size() + b.spans.size());
   t.spans.insert(t.spans.end(), a.spans.begin(), a.spans.end());
   for (Span s : b.spans) {
-    s.device += o.device;
-    if (s.peer_device >= 0) s.peer_device += o.device;
+    s.device = shifted(s.device, o.device, "device");
+    if (s.peer_device >= 0) s.peer_device = shifted(s.peer_device, o.device, "device");
     if (s.flow_id != 0) s.flow_id += o.flow;
     s.start_s += o.time_s;
     s.end_s += o.time_s;
@@ -102,9 +113,9 @@ Timeline stack_timelines(const Timeline& a, const std::string& label_a, const Ti
   t.counters.insert(t.counters.end(), a.counters.begin(), a.counters.end());
   for (Counter c : b.counters) {
     if (c.link >= 0) {
-      c.link += o.link;
+      c.link = shifted(c.link, o.link, "link");
     } else {
-      c.device += o.device;
+      c.device = shifted(c.device, o.device, "device");
     }
     c.time_s += o.time_s;
     t.counters.push_back(std::move(c));
@@ -113,7 +124,7 @@ Timeline stack_timelines(const Timeline& a, const std::string& label_a, const Ti
   t.instants.reserve(a.instants.size() + b.instants.size());
   t.instants.insert(t.instants.end(), a.instants.begin(), a.instants.end());
   for (Instant i : b.instants) {
-    i.device += o.device;
+    i.device = shifted(i.device, o.device, "device");
     i.time_s += o.time_s;
     t.instants.push_back(std::move(i));
   }

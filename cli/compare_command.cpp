@@ -258,7 +258,12 @@ void run_compare(const CompareArgs& args) {
                          "they are timelines of different programs");
   }
   if (!args.trace_path.empty()) {
-    const Timeline stacked = stack_timelines(a, labels.first, b, labels.second);
+    Timeline stacked;
+    try {
+      stacked = stack_timelines(a, labels.first, b, labels.second);
+    } catch (const std::invalid_argument& e) {  // ids of the files that cannot be stacked
+      throw InputError(args.path_a + ", " + args.path_b + ": " + e.what());
+    }
     write_file_atomically(args.trace_path,
                           [&](std::ostream& out) { write_chrome_trace(stacked, out); });
   }

@@ -144,7 +144,7 @@ TEST(Layering, TestFoldersMirrorTheSourceTree) {
 TEST(Layering, CodeCitesOnlyTheRepository) {
   const std::regex outside(R"(DESIGN\.md|\.\./shared/|\b[Ii]ssue #?[0-9]+)");
   std::vector<fs::path> files = product_sources();
-  for (const char* top : {"tests", "bench"}) {
+  for (const char* top : {"tests", "bench", "fuzz"}) {
     for (fs::path& file : sources_under(top)) files.push_back(std::move(file));
   }
   for (const fs::path& file : files) {

@@ -11,6 +11,8 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler # scenario schema, timelines
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
+  clang-14 libfuzzer-14-dev         # fuzzing (make fuzz); the sanitizer runtimes come
+  libclang-rt-14-dev                #   with clang's compiler-rt, only recommended by clang-14
 )
 
 missing=()

@@ -70,6 +70,16 @@ void LevelDp::solve(int end) {
       present[a].push_back(options_.problem_class[c]);
     }
   }
+  // Microbatches in flight on a stage of vector m followed by each of its rest vectors.
+  std::vector<std::vector<int>> in_flight(m_count);
+  for (int a = 0; a < m_count; ++a) {
+    const int m = stage_vectors_[a];
+    for (int rest : rests_[m]) {
+      in_flight[a].push_back(
+          in_flight_microbatches((total_[m] + total_[rest]) * copies + options_.devices_after,
+                                 total_[m] * copies, options_.microbatches));
+    }
+  }
   std::fill(best_.begin() + static_cast<long>(index(end, 0)),
             best_.begin() + static_cast<long>(index(end, 0) + vectors_), kInf);
   best_[index(end, 0)] = 0;
@@ -81,7 +91,9 @@ void LevelDp::solve(int end) {
               best_.begin() + static_cast<long>(index(i, 0) + vectors_), kInf);
     const auto consider = [&](int k) {
       const int pair = table_.pair(i, k);
-      const double cut_bytes = k == end ? 0 : table_.cut_bytes[k];
+      const bool cut = k != end || options_.cut_after_end;
+      const LinkSpec& cut_link = k != end ? options_.link : options_.inter;
+      const double cut_bytes = cut ? table_.cut_bytes[k] : 0;
       for (int a = 0; a < m_count; ++a) {
         const int m = stage_vectors_[a];
         const int replicas = total_[m] * copies;
@@ -94,14 +106,14 @@ void LevelDp::solve(int end) {
             seconds / replicas + stage_allreduce_seconds(table_.gradients[pair], total_[m], copies,
                                                          options_.link, options_.inter) /
                                      options_.microbatches;
-        if (k != end) stage = std::max(stage, cut_seconds(cut_bytes, replicas, options_.link));
-        for (int rest : rests_[m]) {
+        if (cut) stage = std::max(stage, cut_seconds(cut_bytes, replicas, cut_link));
+        const std::vector<int>& rests = rests_[m];
+        const std::vector<int>& flights = in_flight[a];
+        for (size_t r = 0; r < rests.size(); ++r) {
+          const int rest = rests[r];
           const double after = best_[index(k, rest)];
           if (after == kInf) continue;
-          const int in_flight =
-              in_flight_microbatches((total_[m] + total_[rest]) * copies + options_.devices_after,
-                                     replicas, options_.microbatches);
-          if (table_.resident[pair] + table_.stash[pair] * in_flight > memory[a]) continue;
+          if (table_.resident[pair] + table_.stash[pair] * flights[r] > memory[a]) continue;
           const double v = std::max(stage, after);
           const size_t at = index(i, m + rest);
           if (v < best_[at]) {

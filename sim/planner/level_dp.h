@@ -28,6 +28,9 @@ struct LevelOptions {
   int node_copies = 1;    // the span runs on this many nodes, each a replica of it
   LinkSpec link;          // cuts and the all-reduce inside a node
   LinkSpec inter;         // the all-reduce across node copies
+  // The span's last stage also sends across nodes to the next span (over `inter`, split
+  // among its replicas as plan_cost() charges it): the hierarchy's spans before the last.
+  bool cut_after_end = false;
   bool straight = false;  // one device per stage
   int microbatches = 1;
 };

@@ -1,10 +1,12 @@
 #include "sim/planner/pipedream_planner.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "sim/planner/antichain_states.h"
 #include "sim/planner/layer_graph.h"
@@ -66,7 +68,12 @@ double solve_flat(const PlannerProblem& p, const SpanTable& table,
   return best;
 }
 
-// PipeDream's hierarchy: level 0 inside a node, level 1 over nodes.
+// PipeDream's hierarchy: level 0 inside a node, level 1 over nodes. A span of states runs
+// on `copies` consecutive nodes, each a replica of the same pipeline of level-0 stages; a
+// stage then has copies x its devices per node as replicas. Every term is charged as
+// plan_cost() charges it (the cut to the next span is paid by the span's last stage, split
+// among all its replicas), so the two levels together find plan_cost()'s optimum over
+// such plans; tests check that against brute force.
 class Hierarchy {
  public:
   Hierarchy(const PlannerProblem& p, const SpanTable& table) : p_(p), table_(table) {
@@ -79,15 +86,33 @@ class Hierarchy {
       }
     }
     span_.assign(combos_.size(), std::vector<double>(table_.resident.size(), kInf));
-    for (size_t c = 0; c < combos_.size(); ++c) {
-      LevelDp dp(table_, level0(combos_[c].first, combos_[c].second));
-      // A span with no node after it ends the model: one suffix DP gives every start.
-      const int first_end = combos_[c].first == 0 ? s - 1 : 1;
-      for (int end = first_end; end < s; ++end) {
-        dp.solve(end);
-        for (int i : table_.states->subsets[end]) span_[c][table_.pair(i, end)] = dp.best(i);
+    // One suffix DP per (combination, span end) gives the span from every start. A span
+    // with no node after it ends the model; one with nodes after it ends before the model
+    // does. The DPs are independent: threads take them in turn, each writing its own pairs.
+    std::vector<std::pair<int, int>> jobs;  // (combination, end), the longest first
+    for (int end = s - 1; end >= 1; --end) {
+      for (size_t c = 0; c < combos_.size(); ++c) {
+        if ((combos_[c].first == 0) == (end == s - 1)) jobs.push_back({static_cast<int>(c), end});
       }
     }
+    std::atomic<size_t> next{0};
+    const auto work = [&] {
+      std::vector<std::unique_ptr<LevelDp>> dps(combos_.size());
+      for (size_t j = next++; j < jobs.size(); j = next++) {
+        const auto [c, end] = jobs[j];
+        if (!dps[c]) {
+          dps[c] = std::make_unique<LevelDp>(table_, level0(combos_[c].first, combos_[c].second));
+        }
+        dps[c]->solve(end);
+        for (int i : table_.states->subsets[end])
+          span_[c][table_.pair(i, end)] = span_value(*dps[c], i);
+      }
+    };
+    const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8);
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < std::min<size_t>(threads, jobs.size()); ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
   }
 
   double solve(std::vector<ChosenStage>* stages) {
@@ -105,8 +130,8 @@ class Hierarchy {
           for (int copies = 1; copies <= r; ++copies) {
             const int c = combo(r - copies, copies);
             if (c < 0 || best[k][r - copies] == kInf) continue;
-            double v = std::max(span_[c][pair], best[k][r - copies]);
-            if (k != end) v = std::max(v, cut_seconds(table_.cut_bytes[k], copies, p_.inter_node));
+            // The cut to the next span is part of the span's value (its last stage).
+            const double v = std::max(span_[c][pair], best[k][r - copies]);
             if (v < best[i][r]) {
               best[i][r] = v;
               choice[i][r] = {k, copies};
@@ -143,9 +168,19 @@ class Hierarchy {
     o.node_copies = copies;
     o.link = p_.intra_node;
     o.inter = p_.inter_node;
+    o.cut_after_end = after > 0;
     o.straight = p_.straight;
     o.microbatches = p_.microbatches;
     return o;
+  }
+
+  // A span uses every device of its nodes, so that the stages of earlier spans count the
+  // devices after them (their 1F1B stash) exactly as plan_cost() does. Straight plans
+  // (one device per stage) may leave devices idle; their stash count is then an upper bound.
+  double span_value(const LevelDp& dp, int i, int* vector = nullptr) const {
+    if (p_.straight) return dp.best(i, vector);
+    if (vector) *vector = p_.gpus_per_node;  // one class: the vector is the device count
+    return dp.value(i, p_.gpus_per_node);
   }
 
   int combo(int after, int copies) const {
@@ -168,7 +203,7 @@ class Hierarchy {
     LevelDp dp(table_, level0(after, copies));
     dp.solve(k);
     int vector = 0;
-    dp.best(i, &vector);
+    span_value(dp, i, &vector);
     int local = 0;
     for (int at = i; at != k;) {
       const int next = dp.next_state(at, vector), used = dp.stage_vector(at, vector);

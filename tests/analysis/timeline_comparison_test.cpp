@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
@@ -319,6 +320,22 @@ TEST(StackedTimeline, EqualLabelsAreRejected) {
   EXPECT_EQ(t.devices[0].name, "gpu0");
   EXPECT_EQ(t.devices[2].name, "copy gpu0");
   EXPECT_NO_THROW(chrome_trace_json(t));
+}
+
+// Found by fuzzing timeline files: ids near the largest int32 overflowed when B's were
+// moved past A's. They are a clear error instead.
+TEST(StackedTimeline, IdsWithNoRoomAboveTheFirstTimelineAreAClearError) {
+  Timeline a = pipeline_timeline();
+  a.devices[0].id = std::numeric_limits<int32_t>::max();
+  for (Span& s : a.spans) {
+    if (s.device == 0) s.device = a.devices[0].id;
+  }
+  try {
+    (void)stack_timelines(a, "A", a, "B");
+    FAIL() << "stacked";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("no room above the first timeline"));
+  }
 }
 
 // --- `pipetwin compare` end to end -------------------------------------------------------
