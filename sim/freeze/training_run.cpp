@@ -31,7 +31,9 @@ std::vector<FreezeEvent> freeze_events(const FreezeSpec& spec, int32_t layers, i
     throw InputError("freeze: no source of freezing (at, log or synthetic) to simulate");
   }
   const int32_t interval = spec.interval_iterations;
-  const int32_t intervals = (iterations + interval - 1) / interval;
+  // Only whole intervals inside the run can freeze anything: the rule looks at an interval
+  // once it has ended.
+  const int32_t intervals = iterations / interval;
   const IntervalNorms norms =
       spec.log ? spec.log->norms
                : synthetic_interval_norms(*spec.synthetic, layers, interval, intervals);
@@ -39,7 +41,9 @@ std::vector<FreezeEvent> freeze_events(const FreezeSpec& spec, int32_t layers, i
   for (size_t k = 0; k < norms.size(); ++k) {
     const int32_t before = controller.frozen();
     const int32_t after = controller.observe(norms[k]);
-    if (after > before) events.push_back({static_cast<int32_t>(k + 1) * interval, after});
+    const int64_t at = static_cast<int64_t>(k + 1) * interval;
+    if (at > iterations) break;  // after the run's end (and perhaps past the int32 range)
+    if (after > before) events.push_back({static_cast<int32_t>(at), after});
   }
   return events;
 }

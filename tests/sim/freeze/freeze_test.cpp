@@ -70,6 +70,29 @@ TEST(FreezeEvents, SyntheticGradientsFreezeAGrowingPrefixDeterministically) {
   for (size_t k = 0; k < events.size(); ++k) EXPECT_EQ(again[k].iteration, events[k].iteration);
 }
 
+// Found by fuzzing freeze logs: an interval near the largest int32 overflowed the count of
+// intervals. Now no event falls after the run, whatever the interval.
+TEST(FreezeEvents, HugeIntervalsNeitherOverflowNorFreezeAfterTheRun) {
+  FreezeSpec spec;
+  spec.enabled = true;
+  spec.log = FreezeLog{};
+  spec.log->layers = 4;
+  // Front layers whose gradients vanish: the rule freezes them one interval after another.
+  spec.log->norms = {{9.5, 8.25, 7, 6}, {1e-3, 8, 6.5, 5.9}, {0, 0, 6, 5.8}, {0, 0, 0, 5.7}};
+  int events = 0;
+  for (int32_t interval : {std::numeric_limits<int32_t>::max(), 1 << 30, 600, 1}) {
+    spec.interval_iterations = spec.log->interval_iterations = interval;
+    for (int32_t iterations : {1, 3, 1000, std::numeric_limits<int32_t>::max()}) {
+      for (const FreezeEvent& e : freeze_events(spec, 4, iterations)) {
+        EXPECT_GT(e.iteration, 0);
+        EXPECT_LE(e.iteration, iterations) << "interval " << interval;
+        ++events;
+      }
+    }
+  }
+  EXPECT_GT(events, 0);  // some froze, so the bound was tested
+}
+
 ResolvedScenario small_model(int stages, const std::vector<double>& fwd_s) {
   ResolvedScenario setup = testing::uniform_setup(proto::GPIPE, stages, 4, 1e-3, 2e-3);
   setup.model.layers.clear();
