@@ -62,6 +62,17 @@ AntichainStates antichain_states(const LayerGraph& graph, bool chain_only, size_
     return it->second;
   };
   visit(BitSet(n));
+  if (chain_only) {
+    // Prefixes of the unit order only: the BFS below would enumerate every downward-closed
+    // set first, and an unglued graph has too many.
+    BitSet prefix(n);
+    for (size_t u = 0; u < n; ++u) {
+      prefix.set(u);
+      const int grown = visit(prefix);
+      next[grown - 1].push_back(grown);
+    }
+    queue.clear();
+  }
   while (!queue.empty()) {
     const int s = queue.front();
     queue.pop_front();

@@ -60,9 +60,11 @@ struct AntichainStates {
 
 // Enumerates every state reachable from the empty set by adding one unit whose producers
 // are all inside (PipeDream's next antichains, which may add a unit's missing producers
-// too, reach the same sets through intermediate states). `chain_only` keeps just the
-// states whose layers are a prefix of the model's layer order (what schedule.partition
-// can express). Throws InputError beyond `max_states`.
+// too, reach the same sets through intermediate states). `chain_only` gives just the
+// prefixes of the unit order whose layers are a prefix of the model's layer order (what
+// schedule.partition can express); on a graph without glued layers
+// (layer_graph_of(model, false)) that is every cut of the layer order. Throws InputError
+// beyond `max_states`.
 AntichainStates antichain_states(const LayerGraph& graph, bool chain_only = false,
                                  size_t max_states = 5000);
 

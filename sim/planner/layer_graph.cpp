@@ -16,7 +16,7 @@ bool is_free(const ModelLayer& layer) {
 
 }  // namespace
 
-LayerGraph layer_graph_of(const ModelSpec& model) {
+LayerGraph layer_graph_of(const ModelSpec& model, bool glue) {
   const int n = static_cast<int>(model.layers.size());
   std::vector<std::vector<int>> producers(n);
   for (int i = 0; i < n; ++i) {
@@ -30,7 +30,7 @@ LayerGraph layer_graph_of(const ModelSpec& model) {
     while (glued_to[i] != i) i = glued_to[i];
     return i;
   };
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < n && glue; ++i) {
     if (!is_free(model.layers[i])) continue;
     const std::vector<int>& out = model.layers[i].consumers;
     int target = -1;

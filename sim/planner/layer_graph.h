@@ -25,7 +25,9 @@ struct LayerGraph {
 // consumer: GNMT's unused LSTM state outputs (__getitem__) and its Input/hidden sources
 // would otherwise multiply the states ~12x. PipeDream's optimizer drops such nodes
 // outright; gluing keeps their bytes. Separating them from their neighbour never lowers
-// compute or weights, and only adds traffic at a cut.
-LayerGraph layer_graph_of(const ModelSpec& model);
+// compute or weights, and only adds traffic at a cut. But a glued source far from its
+// consumer forbids every chain cut between the two, so chain-only plans (`glue` false)
+// keep one unit per layer: they have only L + 1 states anyway.
+LayerGraph layer_graph_of(const ModelSpec& model, bool glue = true);
 
 }  // namespace pipetwin

@@ -276,7 +276,7 @@ std::vector<int> PipedreamPlan::partition() const {
 
 PipedreamPlan plan_pipedream(const PlannerProblem& p, const PipedreamOptions& options) {
   if (p.model.layers.empty()) throw InputError("the model has no layers to partition");
-  const LayerGraph graph = layer_graph_of(p.model);
+  const LayerGraph graph = layer_graph_of(p.model, /*glue=*/!options.chain_only);
   const AntichainStates states = antichain_states(graph, options.chain_only);
   const SpanTable table = span_table(p, graph, states);
 
