@@ -37,9 +37,10 @@ ASAN_FLAGS = -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=u
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1 \
            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The concurrent code without LibTorch: the lane runner's threads, the fork pool and the sweeps
-# over it, UMPIPE's population evaluated on threads (the search and `plan --threads`).
-TSAN_TEST_FILES = (backend/common/lane_runner|sim/sweep/sweep|sim/umpipe/plan_evaluator|cli/plan_command)_test\.cpp$$
-TSAN_TESTS = ^(LaneRunner|ForkPool|Sweep[A-Za-z]*|PlanEvaluator|UmpipeSearch|UmpipePlanCli)\.
+# over it, UMPIPE's population evaluated on threads (the search and `plan --threads`), the
+# PipeDream planner's level-0 DPs on threads.
+TSAN_TEST_FILES = (backend/common/lane_runner|sim/sweep/sweep|sim/umpipe/plan_evaluator|cli/plan_command|sim/planner/pipedream_planner)_test\.cpp$$
+TSAN_TESTS = ^(LaneRunner|ForkPool|Sweep[A-Za-z]*|PlanEvaluator|UmpipeSearch|UmpipePlanCli|PipedreamPlanner)\.
 TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 sanitize-configure: deps

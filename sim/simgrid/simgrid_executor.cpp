@@ -252,8 +252,22 @@ ExecutionTimes deserialize(const std::string& data, int32_t n) {
   return times;
 }
 
+// Lanes that hold instructions: one actor each.
+int64_t actor_count(const Program& program) {
+  int64_t actors = 0;
+  for (size_t l = 0; l + 1 < program.lane_begin.size(); ++l)
+    actors += program.lane_begin[l] != program.lane_begin[l + 1];
+  return actors;
+}
+
 std::string simulate_in_this_process(const Program& program, const ClusterSpec& cluster,
-                                     const SimgridSettings& settings) {
+                                     SimgridSettings settings) {
+  // Each actor's stack is a mapping and its guard page splits it in two; Linux allows a
+  // process 65,536 mappings by default, which 8192 GPUs' 40,960 lanes would pass. Large
+  // runs go without guard pages (the lanes' stacks stay shallow).
+  constexpr int64_t kGuardedActors = 16'000;
+  if (actor_count(program) > kGuardedActors)
+    settings.cfg.insert(settings.cfg.begin(), "contexts/guard-size:0");
   sg4::Engine& engine = start_engine(settings);
 
   std::vector<sg4::Host*> hosts;
