@@ -3,7 +3,9 @@
 # of them finds a crash, a sanitizer report, a leak, a hang (-timeout) or an OOM (-rss_limit_mb).
 #   fuzz/run_fuzzers.sh BUILD_DIR SECONDS [JOBS] [HARNESS...]
 # Each harness starts from its committed seeds (fuzz/corpus/NAME, read only) and from what
-# earlier runs found (BUILD_DIR/corpus/NAME, where new inputs go). Findings land in
+# earlier runs found (BUILD_DIR/corpus/NAME, where new inputs go). FUZZ_SEED (default 1)
+# fixes libFuzzer's random choices, so that a clean build's run (CI) mutates the same way
+# every time and a finding reproduces; FUZZ_SEED=0 draws a new seed per run. Findings land in
 # BUILD_DIR/artifacts/NAME/, the full output in BUILD_DIR/logs/NAME.log; a finding replays with
 #   BUILD_DIR/fuzz/NAME BUILD_DIR/artifacts/NAME/crash-...
 set -uo pipefail
@@ -30,7 +32,8 @@ run_one() {
   local dict=()
   [ -f "fuzz/dict/$name.dict" ] && dict=(-dict="fuzz/dict/$name.dict")
   mkdir -p "$build/corpus/$name" "$build/artifacts/$name" "$build/logs"
-  "$binary" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+  "$binary" -max_total_time="$seconds" -seed="${FUZZ_SEED:-1}" -rss_limit_mb=2048 -timeout=10 \
+    -print_final_stats=1 \
     -artifact_prefix="$build/artifacts/$name/" "${dict[@]}" \
     "$build/corpus/$name" "fuzz/corpus/$name" >"$build/logs/$name.log" 2>&1
   echo $? >"$build/logs/$name.rc"
