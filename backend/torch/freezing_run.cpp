@@ -29,7 +29,9 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
   RankSession session = open_session(env, options.timeout_s);
   RankModel model(zoo_architecture(*setup.zoo), setup.training.optimizer, options.seed);
   RealTrainingRun run;
-  run.gradient_norms.assign((iterations + interval - 1) / interval, std::vector<double>(layers));
+  // Intervals in 64 bits: an interval near the largest int32 must not overflow.
+  run.gradient_norms.assign(static_cast<size_t>((int64_t{iterations} + interval - 1) / interval),
+                            std::vector<double>(layers));
   TrainingPhase phase{plan, 0, 0, 0};
   uint64_t parts = 0;
 
@@ -42,7 +44,8 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
   int32_t it = 0;
   while (it < iterations) {
     // Up to the end of the interval, or the next fixed freeze.
-    int32_t end = std::min(iterations, (it / interval + 1) * interval);
+    int32_t end = static_cast<int32_t>(
+        std::min<int64_t>(iterations, (int64_t{it} / interval + 1) * interval));
     for (const auto& [at, frozen] : spec.at) {
       if (at > it && at < end) end = at;
     }

@@ -17,7 +17,8 @@ int32_t FreezeController::observe(const std::vector<double>& interval_norms) {
                                 " layers for a model of " + std::to_string(layers_));
   }
   const int32_t k = observed_++;
-  const int32_t next = (k + 1) * spec_.interval_iterations;
+  // In 64 bits: intervals near the largest int32 must not overflow.
+  const int64_t next = static_cast<int64_t>(k + 1) * spec_.interval_iterations;
   if (k > 0 && next < iterations_) {
     frozen_ = std::max(
         frozen_,

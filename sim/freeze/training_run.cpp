@@ -39,10 +39,10 @@ std::vector<FreezeEvent> freeze_events(const FreezeSpec& spec, int32_t layers, i
                : synthetic_interval_norms(*spec.synthetic, layers, interval, intervals);
   FreezeController controller(spec, layers, iterations);
   for (size_t k = 0; k < norms.size(); ++k) {
-    const int32_t before = controller.frozen();
-    const int32_t after = controller.observe(norms[k]);
     const int64_t at = static_cast<int64_t>(k + 1) * interval;
     if (at > iterations) break;  // after the run's end (and perhaps past the int32 range)
+    const int32_t before = controller.frozen();
+    const int32_t after = controller.observe(norms[k]);
     if (after > before) events.push_back({static_cast<int32_t>(at), after});
   }
   return events;
