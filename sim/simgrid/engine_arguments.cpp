@@ -22,10 +22,14 @@ constexpr bool kSanitizedBuild = false;
 // 4x what the whole test suite needs: it passes with 16 KiB and guard pages, which catch
 // an overflow.
 constexpr int kActorStackKib = 64;
+// Each actor's stack is a mapping, split in two by its guard page; Linux allows a process
+// 65,536 mappings by default, which 8192 GPUs' 32,768 lane actors would pass. Runs with
+// more actors than this go without guard pages.
+constexpr int64_t kGuardedActors = 16'000;
 
 }  // namespace
 
-std::vector<std::string> engine_arguments(const SimgridSettings& settings) {
+std::vector<std::string> engine_arguments(const SimgridSettings& settings, int64_t actors) {
   std::vector<std::string> args = {"pipetwin",
                                    "--log=root.thres:critical",
                                    "--cfg=network/model:CM02",
@@ -47,6 +51,7 @@ std::vector<std::string> engine_arguments(const SimgridSettings& settings) {
   // needs more stack; it keeps the default.
   if (!kSanitizedBuild)
     args.push_back("--cfg=contexts/stack-size:" + std::to_string(kActorStackKib));
+  if (actors > kGuardedActors) args.push_back("--cfg=contexts/guard-size:0");
   for (const std::string& cfg : settings.cfg) args.push_back("--cfg=" + cfg);
   return args;
 }
@@ -55,9 +60,9 @@ std::vector<std::string> engine_arguments(const SimgridSettings& settings) {
 
 namespace pipetwin {
 
-simgrid::s4u::Engine& start_engine(const SimgridSettings& settings) {
+simgrid::s4u::Engine& start_engine(const SimgridSettings& settings, int64_t actors) {
   // The engine may keep argv: both live as long as the (child) process.
-  static std::vector<std::string> args = engine_arguments(settings);
+  static std::vector<std::string> args = engine_arguments(settings, actors);
   static std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   static int argc = static_cast<int>(argv.size());

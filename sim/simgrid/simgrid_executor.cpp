@@ -261,14 +261,8 @@ int64_t actor_count(const Program& program) {
 }
 
 std::string simulate_in_this_process(const Program& program, const ClusterSpec& cluster,
-                                     SimgridSettings settings) {
-  // Each actor's stack is a mapping and its guard page splits it in two; Linux allows a
-  // process 65,536 mappings by default, which 8192 GPUs' 40,960 lanes would pass. Large
-  // runs go without guard pages (the lanes' stacks stay shallow).
-  constexpr int64_t kGuardedActors = 16'000;
-  if (actor_count(program) > kGuardedActors)
-    settings.cfg.insert(settings.cfg.begin(), "contexts/guard-size:0");
-  sg4::Engine& engine = start_engine(settings);
+                                     const SimgridSettings& settings) {
+  sg4::Engine& engine = start_engine(settings, actor_count(program));
 
   std::vector<sg4::Host*> hosts;
   if (cluster.simgrid_platform.empty()) {

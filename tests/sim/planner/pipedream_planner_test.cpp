@@ -114,6 +114,15 @@ std::vector<uint32_t> all_prefixes(const ModelSpec& model) {
   return result;
 }
 
+// The layers of prefix `next` that are not in prefix `done`: one stage.
+std::vector<int> layers_between(uint32_t done, uint32_t next, int n) {
+  std::vector<int> layers;
+  for (int i = 0; i < n; ++i) {
+    if ((next & ~done) >> i & 1) layers.push_back(i);
+  }
+  return layers;
+}
+
 // The best bottleneck over every chain of prefixes and every assignment of disjoint
 // device sets to its stages (one device each when straight); kInf if nothing fits.
 double brute_force(const PlannerProblem& p) {
@@ -131,10 +140,7 @@ double brute_force(const PlannerProblem& p) {
     }
     for (uint32_t next : prefixes) {
       if ((next & done) != done || next == done) continue;
-      StagePlacement stage;
-      for (int i = 0; i < n; ++i) {
-        if ((next & ~done) >> i & 1) stage.layers.push_back(i);
-      }
+      StagePlacement stage{layers_between(done, next, n), {}};
       for (uint32_t use = free; use; use = (use - 1) & free) {
         if (p.straight && __builtin_popcount(use) != 1) continue;
         stage.devices.clear();
@@ -326,10 +332,7 @@ double brute_force_two_levels(const PlannerProblem& p) {
     }
     for (uint32_t next : prefixes) {
       if ((next & done) != done || next == done) continue;
-      StagePlacement stage;
-      for (int i = 0; i < n; ++i) {
-        if ((next & ~done) >> i & 1) stage.layers.push_back(i);
-      }
+      StagePlacement stage{layers_between(done, next, n), {}};
       for (int m = 1; used + m <= p.gpus_per_node; ++m) {
         stage.devices.clear();
         for (int node = first; node < first + copies; ++node) {
