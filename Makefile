@@ -30,6 +30,10 @@ bench: deps build
 SANITIZE_DIR ?= build-asan
 TSAN_DIR ?= build-tsan
 FUZZ_SECONDS ?= 60
+# Set, each harness runs exactly this many inputs from seed FUZZ_SEED: the same inputs on every
+# machine (CI's run is reproducible); unset, it runs for FUZZ_SECONDS.
+FUZZ_RUNS ?=
+FUZZ_SEED ?= 1
 SANITIZER_CMAKE = -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
                   -DPIPETWIN_WITH_TORCH=OFF -DPIPETWIN_WITH_CUDA=OFF
 ASAN_FLAGS = -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined \
@@ -60,10 +64,12 @@ tsan: deps
 	cmake --build $(TSAN_DIR) -j$(JOBS) --target pipetwin_tests
 	cd $(TSAN_DIR) && $(TSAN_ENV) ctest --output-on-failure -j$(JOBS) -R '$(TSAN_TESTS)'
 
-# Each libFuzzer harness of fuzz/ for FUZZ_SECONDS, JOBS at a time; fails on any finding.
+# Each libFuzzer harness of fuzz/ for FUZZ_SECONDS (or FUZZ_RUNS inputs), JOBS at a time;
+# fails on any finding.
 fuzz: sanitize-configure
 	cmake --build $(SANITIZE_DIR) -j$(JOBS) --target fuzzers
-	fuzz/run_fuzzers.sh $(SANITIZE_DIR) $(FUZZ_SECONDS) $(JOBS)
+	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_SEED=$(FUZZ_SEED) \
+	  fuzz/run_fuzzers.sh $(SANITIZE_DIR) $(FUZZ_SECONDS) $(JOBS)
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i

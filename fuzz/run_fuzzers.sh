@@ -3,9 +3,13 @@
 # of them finds a crash, a sanitizer report, a leak, a hang (-timeout) or an OOM (-rss_limit_mb).
 #   fuzz/run_fuzzers.sh BUILD_DIR SECONDS [JOBS] [HARNESS...]
 # Each harness starts from its committed seeds (fuzz/corpus/NAME, read only) and from what
-# earlier runs found (BUILD_DIR/corpus/NAME, where new inputs go). FUZZ_SEED (default 1)
-# fixes libFuzzer's random choices, so that a clean build's run (CI) mutates the same way
-# every time and a finding reproduces; FUZZ_SEED=0 draws a new seed per run. Findings land in
+# earlier runs found (BUILD_DIR/corpus/NAME, where new inputs go). FUZZ_SEED=0 draws a new seed
+# per run: exploration, which finds something new on one machine and not on another.
+# A reproducible run (CI) sets FUZZ_RUNS: each harness then executes exactly FUZZ_RUNS inputs
+# from libFuzzer's seed FUZZ_SEED (default 1), starting from the committed seeds alone (new
+# inputs go to a scratch corpus that is emptied first). The same FUZZ_RUNS and FUZZ_SEED give
+# the same inputs on every machine, so a run that is clean here is clean in CI; SECONDS only
+# caps a slow machine, which then runs a prefix of the same inputs. Findings land in
 # BUILD_DIR/artifacts/NAME/, the full output in BUILD_DIR/logs/NAME.log; a finding replays with
 #   BUILD_DIR/fuzz/NAME BUILD_DIR/artifacts/NAME/crash-...
 set -uo pipefail
@@ -31,11 +35,18 @@ run_one() {
   local binary=$build/fuzz/$name
   local dict=()
   [ -f "fuzz/dict/$name.dict" ] && dict=(-dict="fuzz/dict/$name.dict")
-  mkdir -p "$build/corpus/$name" "$build/artifacts/$name" "$build/logs"
-  "$binary" -max_total_time="$seconds" -seed="${FUZZ_SEED:-1}" -rss_limit_mb=2048 -timeout=10 \
-    -print_final_stats=1 \
+  local corpus=$build/corpus/$name
+  local budget=()
+  if [ -n "${FUZZ_RUNS:-}" ]; then
+    corpus=$build/corpus-reproducible/$name
+    rm -rf "$corpus"
+    budget=(-runs="$FUZZ_RUNS" -reload=0)
+  fi
+  mkdir -p "$corpus" "$build/artifacts/$name" "$build/logs"
+  "$binary" -max_total_time="$seconds" "${budget[@]}" -seed="${FUZZ_SEED:-1}" -rss_limit_mb=2048 \
+    -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$build/artifacts/$name/" "${dict[@]}" \
-    "$build/corpus/$name" "fuzz/corpus/$name" >"$build/logs/$name.log" 2>&1
+    "$corpus" "fuzz/corpus/$name" >"$build/logs/$name.log" 2>&1
   echo $? >"$build/logs/$name.rc"
 }
 
@@ -53,7 +64,7 @@ for name in "${harnesses[@]}"; do
     wait -n
     running=$((running - 1))
   fi
-  echo "fuzz: $name for ${seconds}s"
+  echo "fuzz: $name for ${FUZZ_RUNS:+$FUZZ_RUNS inputs, at most }${seconds}s"
   run_one "$name" &
   running=$((running + 1))
 done
@@ -70,13 +81,19 @@ for name in "${harnesses[@]}"; do
   ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
   result=ok
   if [ "$rc" != 0 ]; then
-    result="FAILED (exit $rc): $(grep -m1 -E 'ERROR:|runtime error|Test unit written|deadly signal' "$log")"
+    result="FAILED (exit $rc): $(grep -m1 -E 'terminate called|Assertion|ERROR:|runtime error|Test unit written|deadly signal' "$log")"
     failed=1
   fi
   printf '%-26s %12s %8s %8s %10s  %s\n' "$name" "${execs:-?}" "${speed:-?}" "${cov:-?}" \
     "${ft:-?}" "$result"
 done
 if [ "$failed" -ne 0 ]; then
+  # The reports themselves, so that a CI log alone says what broke and where.
+  for name in "${harnesses[@]}"; do
+    [ "$(cat "$build/logs/$name.rc" 2>/dev/null || echo 99)" = 0 ] && continue
+    echo "--- $name" >&2
+    grep -v -E '^#[0-9]+|NEW_FUNC' "$build/logs/$name.log" | tail -n 40 >&2
+  done
   echo "fuzz: findings above; logs in $build/logs, inputs in $build/artifacts" >&2
   exit 1
 fi

@@ -35,6 +35,19 @@ int64_t positive(bool present, int32_t value, const std::string& field) {
   return value;
 }
 
+// The largest models trained have a few hundred blocks; a count with extra zeros would build
+// millions of layers (gigabytes) before any resource limit sees the Program.
+constexpr int64_t kMaxZooLayers = 100'000;
+
+int64_t layer_count(const proto::Zoo& zoo) {
+  const int64_t n = positive(zoo.has_layers(), zoo.layers(), "layers");
+  if (n > kMaxZooLayers) {
+    field_error("layers",
+                "at most " + std::to_string(kMaxZooLayers) + ", got " + std::to_string(n));
+  }
+  return n;
+}
+
 ModelLayer layer(std::string name, double fwd_flops, double activation_bytes, double stash_bytes,
                  int64_t parameter_bytes) {
   ModelLayer l;
@@ -51,7 +64,7 @@ ModelLayer layer(std::string name, double fwd_flops, double activation_bytes, do
 
 // GPT: embedding, `layers` transformer blocks, final layernorm + logits.
 std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
-  const int64_t n = positive(zoo.has_layers(), zoo.layers(), "layers");
+  const int64_t n = layer_count(zoo);
   const int64_t h = positive(zoo.has_hidden(), zoo.hidden(), "hidden");
   const int64_t s = positive(zoo.has_seq_len(), zoo.seq_len(), "seq_len");
   const int64_t a = positive(zoo.has_heads(), zoo.heads(), "heads");
@@ -136,7 +149,7 @@ std::vector<ModelLayer> vgg16(const proto::Zoo& zoo) {
 
 // A plain MLP: `layers` linear layers input_dim -> hidden -> ... -> output_dim.
 std::vector<ModelLayer> mlp(const proto::Zoo& zoo) {
-  const int64_t n = positive(zoo.has_layers(), zoo.layers(), "layers");
+  const int64_t n = layer_count(zoo);
   const int64_t hidden = positive(zoo.has_hidden(), zoo.hidden(), "hidden");
   const int64_t in_dim = positive(zoo.has_input_dim(), zoo.input_dim(), "input_dim");
   const int64_t out_dim = positive(zoo.has_output_dim(), zoo.output_dim(), "output_dim");

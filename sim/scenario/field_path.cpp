@@ -1,6 +1,8 @@
 #include "sim/scenario/field_path.h"
 
+#include <charconv>
 #include <stdexcept>
+#include <system_error>
 
 #include "sim/scenario/did_you_mean.h"
 
@@ -24,7 +26,11 @@ std::vector<FieldPathStep> resolve_field_path(const google::protobuf::Descriptor
       if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) {
         throw std::invalid_argument("malformed index in '" + segment + "'");
       }
-      step.index = std::stoi(digits);
+      const auto [end, error] =
+          std::from_chars(digits.data(), digits.data() + digits.size(), step.index);
+      if (error != std::errc() || end != digits.data() + digits.size()) {
+        throw std::invalid_argument("index " + digits + " in '" + segment + "' is too large");
+      }
       segment = segment.substr(0, bracket);
     }
     if (type == nullptr) {

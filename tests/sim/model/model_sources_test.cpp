@@ -373,6 +373,12 @@ TEST(Zoo, ErrorsNameTheField) {
   zoo = gpt_zoo();
   zoo.set_efficiency(0);
   EXPECT_EQ(input_error([&] { model_from_zoo(zoo); }).rfind("model.zoo.efficiency: ", 0), 0u);
+  // A layer count with extra zeros is refused before millions of layers are built.
+  zoo = gpt_zoo();
+  zoo.set_layers(3838257);
+  EXPECT_EQ(input_error([&] { model_from_zoo(zoo); }).rfind("model.zoo.layers: at most ", 0), 0u);
+  zoo.set_layers(100'000);
+  EXPECT_EQ(model_from_zoo(zoo).layers.size(), 100'002u);  // embedding, blocks, head
 
   proto::Zoo mlp;
   mlp.set_name("mlp");

@@ -50,6 +50,18 @@ TEST(FieldPath, MalformedIndicesAreRejected) {
   }
 }
 
+TEST(FieldPath, AnIndexPastTheRangeOfIntIsRejected) {
+  // 2147483648 is one past INT32_MAX: a reported error, not std::stoi's out_of_range.
+  for (const char* path : {"schedule.stage_plans[2147483648].forward_sizes",
+                           "schedule.stage_plans[01111111111111111111111111111].forward_sizes"}) {
+    EXPECT_THAT([&] { resolve_field_path(scenario_type(), path); },
+                ThrowsMessage<std::invalid_argument>(HasSubstr("is too large")))
+        << path;
+  }
+  EXPECT_EQ(resolve_field_path(scenario_type(), "schedule.stage_plans[2147483647]")[1].index,
+            2147483647);
+}
+
 TEST(FieldPath, AnIndexOnASingularFieldIsRejected) {
   EXPECT_THAT([] { resolve_field_path(scenario_type(), "model[0].layers"); },
               ThrowsMessage<std::invalid_argument>(HasSubstr("is not a list")));
