@@ -26,6 +26,12 @@ ProgramBuilder::ProgramBuilder(int32_t num_devices, int32_t num_stages, int32_t 
   program_.global_batch = global_batch;
 }
 
+void ProgramBuilder::reserve(int64_t instructions, int64_t dependencies) {
+  pending_.reserve(static_cast<size_t>(instructions));
+  partner_.reserve(static_cast<size_t>(instructions));
+  edges_.reserve(static_cast<size_t>(dependencies));
+}
+
 int32_t ProgramBuilder::add(const Instruction& instr) {
   if (instr.device < 0 || instr.device >= program_.num_devices) {
     throw std::invalid_argument("instruction on device " + std::to_string(instr.device) +

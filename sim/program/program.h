@@ -70,6 +70,9 @@ class ProgramBuilder {
  public:
   ProgramBuilder(int32_t num_devices, int32_t num_stages, int32_t iterations, int32_t global_batch);
 
+  // Room for this many instructions and dependencies, when the caller knows about how many
+  // (the lowering does): the tables then grow without copying.
+  void reserve(int64_t instructions, int64_t dependencies);
   int32_t add(const Instruction& instr);
   void add_dependency(int32_t instr, int32_t depends_on);
   void pair(int32_t send, int32_t recv);

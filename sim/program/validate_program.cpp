@@ -1,8 +1,6 @@
 #include "sim/program/validate_program.h"
 
 #include <algorithm>
-#include <map>
-#include <tuple>
 
 #include "sim/program/dependency_walk.h"
 #include "sim/spec/errors.h"
@@ -96,18 +94,24 @@ void check_collectives(const Program& p) {
 }
 
 void check_coverage(const Program& p) {
-  // (iteration, stage, op) -> instructions
-  std::map<std::tuple<int32_t, int32_t, Op>, std::vector<int32_t>> groups;
+  // (iteration, stage, op) -> instructions, in a flat table: one slot per FWD and BWD group.
+  const auto slot = [&](int32_t iteration, int32_t stage, Op op) -> int64_t {
+    return (static_cast<int64_t>(iteration) * p.num_stages + stage) * 2 + (op == Op::kBwd);
+  };
+  std::vector<std::vector<int32_t>> groups(static_cast<size_t>(slot(p.iterations, 0, Op::kFwd)));
   for (int32_t i = 0; i < p.size(); ++i) {
-    const Op op = p.instructions[i].op;
-    if (op == Op::kFwd || op == Op::kBwd) {
-      groups[{p.instructions[i].iteration, p.instructions[i].stage, op}].push_back(i);
+    const Instruction& instr = p.instructions[i];
+    if (instr.op != Op::kFwd && instr.op != Op::kBwd) continue;
+    if (instr.iteration < 0 || instr.iteration >= p.iterations || instr.stage < 0 ||
+        instr.stage >= p.num_stages) {
+      reject(p.describe(i) + " names a stage or iteration outside the program");
     }
+    groups[slot(instr.iteration, instr.stage, instr.op)].push_back(i);
   }
   for (int32_t it = 0; it < p.iterations; ++it) {
     for (int32_t s = 0; s < p.num_stages; ++s) {
       for (Op op : {Op::kFwd, Op::kBwd}) {
-        std::vector<int32_t>& ids = groups[{it, s, op}];
+        std::vector<int32_t>& ids = groups[slot(it, s, op)];
         std::sort(ids.begin(), ids.end(), [&](int32_t x, int32_t y) {
           return p.instructions[x].range.lo < p.instructions[y].range.lo;
         });

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "sim/spec/unequal_plan.h"
 
@@ -49,6 +50,13 @@ class Lowering {
         builder_(layout.num_devices, num_stages_, iterations, layout.global_batch) {}
 
   Program run() && {
+    // Each compute action brings at most one SEND and one RECV with it on a straight
+    // pipeline (more only where stages cut the batch differently), and about as many
+    // dependencies as instructions.
+    int64_t actions = 0;
+    for (const auto& device_order : order_) actions += static_cast<int64_t>(device_order.size());
+    const int64_t per_iteration = layout_.replicas * (3 * actions + 2 * num_stages_);
+    builder_.reserve(per_iteration * iterations_, 2 * per_iteration * iterations_);
     for (int32_t it = 0; it < iterations_; ++it) {
       std::vector<ComputeIds> ids;
       for (int32_t r = 0; r < layout_.replicas; ++r) ids.push_back(emit_compute(r, it));
@@ -315,6 +323,21 @@ class Lowering {
   // Key of one transfer: iteration, replica, direction, producing stage and microbatch,
   // consuming microbatch.
   using Key = std::tuple<int32_t, int32_t, Op, int32_t, int32_t, int32_t>;
+  // Every transfer passes through the table of open ends twice: a hash table, not a tree
+  // (the tree's rebalancing was a third of the lowering of a 64-stage program).
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      uint64_t h = 0x9e3779b97f4a7c15ull;
+      const auto mix = [&h](uint64_t v) { h = (h ^ v) * 0xff51afd7ed558ccdull; };
+      mix(static_cast<uint32_t>(std::get<0>(k)));
+      mix(static_cast<uint32_t>(std::get<1>(k)));
+      mix(static_cast<uint64_t>(std::get<2>(k)));
+      mix(static_cast<uint32_t>(std::get<3>(k)));
+      mix(static_cast<uint32_t>(std::get<4>(k)));
+      mix(static_cast<uint32_t>(std::get<5>(k)));
+      return static_cast<size_t>(h ^ (h >> 32));
+    }
+  };
 
   Instruction transfer(Op op, int32_t from, int32_t to, int32_t stage, int32_t microbatch,
                        SampleRange piece, int32_t cut_stage, int32_t it) const {
@@ -384,7 +407,7 @@ class Lowering {
   int32_t num_stages_;
   int32_t replica_batch_;
   ProgramBuilder builder_;
-  std::map<Key, int32_t> open_;  // transfers whose other end is not emitted yet
+  std::unordered_map<Key, int32_t, KeyHash> open_;  // transfers whose other end is not emitted yet
 };
 
 }  // namespace
