@@ -30,8 +30,9 @@ bench: deps build
 SANITIZE_DIR ?= build-asan
 TSAN_DIR ?= build-tsan
 FUZZ_SECONDS ?= 60
-# Set, each harness runs exactly this many inputs from seed FUZZ_SEED: the same inputs on every
-# machine (CI's run is reproducible); unset, it runs for FUZZ_SECONDS.
+# Set, each harness runs this many inputs from seed FUZZ_SEED and the committed seeds alone, as
+# much fuzzing on a slow machine as on a fast one (FUZZ_SECONDS caps it); unset, it runs for
+# FUZZ_SECONDS.
 FUZZ_RUNS ?=
 FUZZ_SEED ?= 1
 SANITIZER_CMAKE = -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \

@@ -5,11 +5,11 @@
 # Each harness starts from its committed seeds (fuzz/corpus/NAME, read only) and from what
 # earlier runs found (BUILD_DIR/corpus/NAME, where new inputs go). FUZZ_SEED=0 draws a new seed
 # per run: exploration, which finds something new on one machine and not on another.
-# A reproducible run (CI) sets FUZZ_RUNS: each harness then executes exactly FUZZ_RUNS inputs
-# from libFuzzer's seed FUZZ_SEED (default 1), starting from the committed seeds alone (new
-# inputs go to a scratch corpus that is emptied first). The same FUZZ_RUNS and FUZZ_SEED give
-# the same inputs on every machine, so a run that is clean here is clean in CI; SECONDS only
-# caps a slow machine, which then runs a prefix of the same inputs. Findings land in
+# A bounded run (CI) sets FUZZ_RUNS: each harness then executes FUZZ_RUNS inputs from
+# libFuzzer's seed FUZZ_SEED (default 1), starting from the committed seeds alone (new inputs
+# go to a scratch corpus that is emptied first), so a slow machine fuzzes as much as a fast
+# one; SECONDS only caps it. Two such runs start alike and stay close, but are not identical:
+# libFuzzer follows the coverage it observes, which varies slightly between runs. Findings land in
 # BUILD_DIR/artifacts/NAME/, the full output in BUILD_DIR/logs/NAME.log; a finding replays with
 #   BUILD_DIR/fuzz/NAME BUILD_DIR/artifacts/NAME/crash-...
 set -uo pipefail
@@ -38,7 +38,7 @@ run_one() {
   local corpus=$build/corpus/$name
   local budget=()
   if [ -n "${FUZZ_RUNS:-}" ]; then
-    corpus=$build/corpus-reproducible/$name
+    corpus=$build/corpus-bounded/$name
     rm -rf "$corpus"
     budget=(-runs="$FUZZ_RUNS" -reload=0)
   fi

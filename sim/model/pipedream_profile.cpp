@@ -57,6 +57,8 @@ std::vector<std::string_view> split(std::string_view s, std::string_view sep) {
   return parts;
 }
 
+constexpr double kLargestValue = 1e15;
+
 class Parser {
  public:
   explicit Parser(const std::string& source) : source_(source) {}
@@ -75,6 +77,9 @@ class Parser {
       fail(line, std::string(key) + ": '" + s + "' is not a number");
     }
     if (v < 0) fail(line, std::string(key) + ": negative value " + s);
+    // 1e15 ms is 30,000 years and 1e15 bytes a petabyte: past that a value is a typo, and
+    // sums of such values overflow to infinity in the simulated times.
+    if (v > kLargestValue) fail(line, std::string(key) + ": " + s + " is larger than 1e15");
     return v;
   }
 

@@ -265,6 +265,15 @@ TEST(PipedreamProfile, DuplicateNegativeAndEmpty) {
   const std::string msg2 = input_error([&] { model_from_pipedream(neg, 1, false, "p.txt"); });
   EXPECT_NE(msg2.find("p.txt:1: activation_size: negative"), std::string::npos) << msg2;
 
+  // 1e308 ms is finite, but two of them are not: the simulated times would be infinite.
+  const std::string huge =
+      "node1 -- A -- forward_compute_time=1e308, backward_compute_time=1, "
+      "activation_size=5, parameter_size=0\n";
+  const std::string msg4 = input_error([&] { model_from_pipedream(huge, 1, false, "p.txt"); });
+  EXPECT_NE(msg4.find("p.txt:1: forward_compute_time: 1e308 is larger than 1e15"),
+            std::string::npos)
+      << msg4;
+
   const std::string msg3 = input_error([&] { model_from_pipedream("\n  \n", 1, false, "e"); });
   EXPECT_NE(msg3.find("empty profile"), std::string::npos) << msg3;
 }
