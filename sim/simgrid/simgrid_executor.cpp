@@ -17,8 +17,6 @@ namespace {
 
 namespace sg4 = simgrid::s4u;
 
-char token;  // payloads are simulated bytes; nothing real travels
-
 // The host endpoint (a platform host after the devices) of a device's node.
 int32_t host_endpoint_of(const ClusterSpec& cluster, int32_t device) {
   return static_cast<int32_t>(cluster.devices.size()) + cluster.devices[device].node;
@@ -59,7 +57,9 @@ class LaneRunner {
         hosts_(hosts),
         collective_steps_(collective_steps),
         remaining_(program.size()),
-        ready_(program.size(), 0.0) {
+        ready_(program.size(), 0.0),
+        posted_(program.size(), 0),
+        transferred_(program.size(), 0) {
     for (int32_t i = 0; i < p_.size(); ++i) remaining_[i] = p_.dep_begin[i + 1] - p_.dep_begin[i];
     const int32_t lanes = p_.num_devices * kLaneCount;
     for (int32_t l = 0; l < lanes; ++l) {
@@ -85,10 +85,6 @@ class LaneRunner {
   ExecutionTimes take_times() { return std::move(times_); }
 
  private:
-  static sg4::Mailbox* mailbox_of(int32_t send) {
-    return sg4::Mailbox::by_name("t" + std::to_string(send));
-  }
-
   void run_lane(int32_t lane) {
     for (int32_t i = p_.lane_begin[lane]; i < p_.lane_begin[lane + 1]; ++i) {
       {
@@ -108,15 +104,8 @@ class LaneRunner {
 
   void run_instruction(int32_t i) {
     const Instruction& instr = p_.instructions[i];
-    if (is_send(instr.op)) {
-      sg4::CommPtr comm = mailbox_of(i)->put_async(&token, static_cast<uint64_t>(instr.bytes));
-      comm->wait();
-      record_slowed(i, comm->get_start_time(), comm->get_finish_time());
-    } else if (is_recv(instr.op)) {
-      char* received = nullptr;
-      sg4::CommPtr comm = mailbox_of(p_.partner[i])->get_async<char>(&received);
-      comm->wait();
-      record_slowed(i, comm->get_start_time(), comm->get_finish_time());
+    if (is_transfer(instr.op)) {
+      rendezvous(i);
     } else if (is_collective(instr.op)) {
       ring_allreduce(i);
     } else if (is_copy(instr.op)) {
@@ -144,6 +133,8 @@ class LaneRunner {
   // the 2(D-1) - 1 steps that one flow does not pay, and all members end together: the same
   // bytes on the same links, with D flows instead of 2(D-1) D. Without contention that is
   // the closed form exactly; under contention tests hold it to the step-by-step model.
+  // Each member waits for its own flow only: the barrier after it waits for everyone's,
+  // so for every member's incoming flow too.
   void ring_allreduce(int32_t i) {
     const int32_t g = p_.group[i];
     const auto members = p_.members_of_group(g);
@@ -152,39 +143,46 @@ class LaneRunner {
         static_cast<int32_t>(std::find(members.begin(), members.end(), i) - members.begin());
     const uint64_t chunk = static_cast<uint64_t>(ring_chunk_bytes(p_.instructions[i].bytes, n));
     const int32_t steps = 2 * (n - 1);
-    const auto box = [g](int32_t step, int32_t receiver) {
-      return sg4::Mailbox::by_name("ar" + std::to_string(g) + "_" + std::to_string(step) + "_" +
-                                   std::to_string(receiver));
-    };
+    const int32_t from = p_.instructions[i].device;
+    const int32_t to = p_.instructions[members[(k + 1) % n]].device;
     barriers_[g]->wait();
     const double start = sg4::Engine::get_clock();
     if (collective_steps_) {
       for (int32_t step = 0; step < steps; ++step) {
-        exchange(box(step, (k + 1) % n), box(step, k), chunk, 0);
+        sg4::Comm::sendto_async(hosts_[from], hosts_[to], chunk)->wait();
         barriers_[g]->wait();
       }
     } else if (steps > 0) {
-      const int32_t successor = p_.instructions[members[(k + 1) % n]].device;
-      exchange(box(0, (k + 1) % n), box(0, k), chunk * static_cast<uint64_t>(steps),
-               (steps - 1) * route_latency(p_.instructions[i].device, successor));
+      const uint64_t bytes = chunk * static_cast<uint64_t>(steps);
+      sg4::Comm::sendto_async(hosts_[from], hosts_[to], bytes)->wait();
+      const double rounds_latency = (steps - 1) * route_latency(from, to);
+      if (rounds_latency > 0) sg4::this_actor::sleep_for(rounds_latency);
       barriers_[g]->wait();
     }
     record_slowed(i, start, sg4::Engine::get_clock());
   }
 
-  // One send to the successor and one receive from the predecessor. The send's flow is
-  // followed by `latency_after_s` (the latencies of the rounds an aggregated flow stands
-  // for) before the receive is awaited: each member's own ring link then ends at
-  // rounds * (latency + chunk / bandwidth), and the barrier after it at the slowest link's,
-  // as lock-step rounds end.
-  void exchange(sg4::Mailbox* to_successor, sg4::Mailbox* mine, uint64_t bytes,
-                double latency_after_s) {
-    sg4::CommPtr out = to_successor->put_async(&token, bytes);
-    char* received = nullptr;
-    sg4::CommPtr in = mine->get_async<char>(&received);
-    out->wait();
-    if (latency_after_s > 0) sg4::this_actor::sleep_for(latency_after_s);
-    in->wait();
+  // A SEND and its RECV are one communication between their devices, started by
+  // whichever end is posted second; the first waits on its lane until it has ended.
+  // No mailbox: each would live for the rest of the run, one per transfer.
+  void rendezvous(int32_t i) {
+    const int32_t other = p_.partner[i];
+    if (!posted_[other]) {
+      posted_[i] = 1;
+      std::unique_lock<sg4::Mutex> lock(*mutexes_[p_.lane_index(i)]);
+      while (!transferred_[i]) wakeups_[p_.lane_index(i)]->wait(lock);
+      record_slowed(i, times_.start_s[i], times_.end_s[i]);
+      return;
+    }
+    const int32_t send = is_send(p_.instructions[i].op) ? i : other;
+    const Instruction& instr = p_.instructions[send];
+    sg4::CommPtr comm = sg4::Comm::sendto_async(hosts_[instr.device], hosts_[instr.peer_device],
+                                                static_cast<uint64_t>(instr.bytes));
+    comm->wait();
+    record(other, comm->get_start_time(), comm->get_finish_time());
+    transferred_[other] = 1;
+    wakeups_[p_.lane_index(other)]->notify_all();
+    record_slowed(i, comm->get_start_time(), comm->get_finish_time());
   }
 
   double route_latency(int32_t from, int32_t to) const {
@@ -223,7 +221,9 @@ class LaneRunner {
   const std::vector<sg4::Host*>& hosts_;
   const bool collective_steps_;
   std::vector<int32_t> remaining_;
-  std::vector<double> ready_;  // when cross-lane dependencies allow a start (dispatch)
+  std::vector<double> ready_;      // when cross-lane dependencies allow a start (dispatch)
+  std::vector<char> posted_;       // a SEND or RECV waiting for its partner
+  std::vector<char> transferred_;  // its communication has ended (started by the partner)
   std::vector<sg4::MutexPtr> mutexes_;
   std::vector<sg4::ConditionVariablePtr> wakeups_;
   std::vector<sg4::BarrierPtr> barriers_;  // one per collective group
