@@ -54,8 +54,10 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
                               input.update_every_microbatch);
   const WeightVersions versions = weight_versions(program);
   for (int32_t s = 0; s < program.num_stages; ++s) {
-    program.static_bytes[program.stage_device[s]] +=
-        static_cast<int64_t>(versions.alive[s] - 1) * layout.costs[s].weight_bytes;
+    for (int32_t r = 0; r < layout.replicas; ++r) {  // every replica runs the same order
+      program.static_bytes[program.stage_device[s] + r * layout.devices_per_replica] +=
+          static_cast<int64_t>(versions.alive[s] - 1) * layout.costs[s].weight_bytes;
+    }
   }
   validate_program(program);
   return program;

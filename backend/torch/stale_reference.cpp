@@ -39,26 +39,34 @@ RealRunResult run_stale_reference(const ResolvedScenario& setup, const RealRunOp
   const int batch = setup.training.global_batch;
   const SyntheticTask task(arch, batch, options.seed);
   RealRunResult result;
-  const std::vector<SampleRange> ranges = equal_ranges(batch, setup.training.microbatches);
+  // Data-parallel replicas each take their slice of the batch in the same microbatches;
+  // replica r's microbatch j is the Program's microbatch j + r M. An update applies the
+  // gradients of every replica's microbatch j (PipeDream) or of the whole iteration.
+  const int replicas = setup.training.data_parallel;
+  const int slice = batch / replicas;
+  const int microbatches = setup.training.microbatches;
+  const std::vector<SampleRange> ranges = equal_ranges(slice, microbatches);
   for (int it = 0; it < setup.training.iterations; ++it) {
     const torch::Tensor x = task.inputs(it), y = task.targets(it);
     double loss_sum = 0;
-    for (int j = 0; j < static_cast<int>(ranges.size()); ++j) {
-      const SampleRange r = ranges[j];
-      torch::Tensor out = x.slice(0, r.lo, r.hi);
-      for (int s = 0; s < stages; ++s) {
-        const int v = stale.version.at({s, it, j});
-        const auto found = versions[s].find(v);
-        if (found == versions[s].end()) {
-          throw std::logic_error("stage " + std::to_string(s) + " has no weight version " +
-                                 std::to_string(v));
+    for (int j = 0; j < microbatches; ++j) {
+      for (int replica = 0; replica < replicas; ++replica) {
+        const SampleRange r = {ranges[j].lo + replica * slice, ranges[j].hi + replica * slice};
+        torch::Tensor out = x.slice(0, r.lo, r.hi);
+        for (int s = 0; s < stages; ++s) {
+          const int v = stale.version.at({s, it, j + replica * microbatches});
+          const auto found = versions[s].find(v);
+          if (found == versions[s].end()) {
+            throw std::logic_error("stage " + std::to_string(s) + " has no weight version " +
+                                   std::to_string(v));
+          }
+          out = found->second->forward(out);
         }
-        out = found->second->forward(out);
+        const double share = static_cast<double>(r.size()) / batch;
+        const torch::Tensor loss = zoo_loss(arch, out, y.slice(0, r.lo, r.hi)) * share;
+        loss_sum += loss.item<double>();
+        loss.backward();
       }
-      const double share = static_cast<double>(r.size()) / batch;
-      const torch::Tensor loss = zoo_loss(arch, out, y.slice(0, r.lo, r.hi)) * share;
-      loss_sum += loss.item<double>();
-      loss.backward();
       if (stale.update_every_microbatch) update();
     }
     if (!stale.update_every_microbatch) update();

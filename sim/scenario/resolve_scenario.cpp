@@ -395,10 +395,6 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
     check.fail("schedule.comm_overlap",
                "asynchronous pipelines are modelled with overlapped transfers only");
   }
-  if (asynchronous && training.data_parallel > 1) {
-    check.fail("training.data_parallel",
-               "asynchronous pipelines run one pipeline (data_parallel 1)");
-  }
   if (p.stages() * training.data_parallel > devices) {
     check.fail("schedule.stages",
                std::to_string(p.stages()) + " stages" +

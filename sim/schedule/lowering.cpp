@@ -73,31 +73,38 @@ class Lowering {
 
   // Asynchronous pipelines: each device's order spans the run, updates included; the
   // transfers follow it on each device, so lanes interleave iterations as compute does.
+  // Every replica runs the same order on its slice of the batch; with replicas, each
+  // update waits for an ALLREDUCE of its stage's gradients across them.
   Program run_over_iterations(const RunOrder& run, bool update_every_microbatch) && {
-    std::vector<ComputeIds> ids(iterations_, empty_ids());
-    for (const auto& device_order : run) {
-      for (const RunAction& ra : device_order) {
-        if (ra.action.op != Op::kOptim) {
-          add_compute(0, ra.action, ra.iteration, ids[ra.iteration]);
-          continue;
+    std::vector<std::vector<ComputeIds>> ids(layout_.replicas,
+                                             std::vector<ComputeIds>(iterations_, empty_ids()));
+    // Per device and update in its order: the update's ALLREDUCE on each replica.
+    std::vector<std::vector<std::vector<int32_t>>> reductions(run.size());
+    for (int32_t r = 0; r < layout_.replicas; ++r) {
+      for (size_t d = 0; d < run.size(); ++d) {
+        int32_t update = 0;
+        for (const RunAction& ra : run[d]) {
+          if (ra.action.op != Op::kOptim) {
+            add_compute(r, ra.action, ra.iteration, ids[r][ra.iteration]);
+            continue;
+          }
+          const int32_t allreduce = emit_async_update(r, ra, ids[r], update_every_microbatch);
+          if (reductions[d].size() <= static_cast<size_t>(update)) reductions[d].emplace_back();
+          if (allreduce >= 0) reductions[d][update].push_back(allreduce);
+          ++update;
         }
-        const int32_t s = ra.action.stage;
-        Instruction update;
-        update.op = Op::kOptim;
-        update.device = device(0, s);
-        update.stage = s;
-        update.microbatch = update_every_microbatch ? ra.action.microbatch : 0;
-        update.range = update_every_microbatch ? ranges(Op::kBwd, s)[ra.action.microbatch]
-                                               : SampleRange{0, replica_batch_};
-        update.iteration = ra.iteration;
-        update.compute_s = layout_.costs[s].optim_s;
-        const int32_t optim = builder_.add(update);
-        builder_.add_dependency(optim, ids[ra.iteration].bwd[s][ra.action.microbatch]);
       }
     }
-    for (const auto& device_order : run) {
-      for (const RunAction& ra : device_order) {
-        if (ra.action.op != Op::kOptim) connect(0, ra.action, ids[ra.iteration], ra.iteration);
+    for (const auto& device_reductions : reductions) {
+      for (const auto& group : device_reductions) {
+        if (!group.empty()) builder_.group(group);
+      }
+    }
+    for (int32_t r = 0; r < layout_.replicas; ++r) {
+      for (const auto& device_order : run) {
+        for (const RunAction& ra : device_order) {
+          if (ra.action.op != Op::kOptim) connect(r, ra.action, ids[r][ra.iteration], ra.iteration);
+        }
       }
     }
     return std::move(*this).finish();
@@ -199,6 +206,38 @@ class Lowering {
       }
       if (reduce) builder_.group(group);
     }
+  }
+
+  // Replica r's update of an asynchronous run: after the BWD it follows (with
+  // update_every_microbatch it covers that microbatch's samples), and with replicas after
+  // an ALLREDUCE of the stage's gradients, which it returns (else -1).
+  int32_t emit_async_update(int32_t r, const RunAction& ra, const std::vector<ComputeIds>& ids,
+                            bool update_every_microbatch) {
+    const int32_t s = ra.action.stage;
+    Instruction update;
+    update.device = device(r, s);
+    update.stage = s;
+    update.microbatch =
+        update_every_microbatch ? global_microbatch(r, Op::kBwd, s, ra.action.microbatch) : 0;
+    update.range = update_every_microbatch
+                       ? range(r, Op::kBwd, s, ra.action.microbatch)
+                       : SampleRange{r * replica_batch_, (r + 1) * replica_batch_};
+    update.iteration = ra.iteration;
+    int32_t after = ids[ra.iteration].bwd[s][ra.action.microbatch];
+    int32_t allreduce = -1;
+    if (layout_.replicas > 1 && layout_.costs[s].gradient_bytes > 0) {
+      Instruction reduce = update;
+      reduce.op = Op::kAllreduce;
+      reduce.bytes = layout_.costs[s].gradient_bytes;
+      allreduce = builder_.add(reduce);
+      builder_.add_dependency(allreduce, after);
+      after = allreduce;
+    }
+    update.op = Op::kOptim;
+    update.compute_s = layout_.costs[s].optim_s;
+    const int32_t optim = builder_.add(update);
+    builder_.add_dependency(optim, after);
+    return allreduce;
   }
 
   // Wires one compute action to what it consumes (RECVs before it, in this device's

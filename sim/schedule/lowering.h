@@ -71,9 +71,10 @@ struct PipelineLayout {
 // in the compute-lane order of what triggers them.
 Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations);
 
-// Asynchronous pipelines: one pipeline (no replicas, no offload), each device's compute
-// order spanning the run with its OPTIMs in place (async_order.h). An OPTIM waits for the
-// BWD it follows; with update_every_microbatch it covers that microbatch's samples.
+// Asynchronous pipelines (no offload): each device's compute order spanning the run with
+// its OPTIMs in place (async_order.h), the same on every replica. An OPTIM waits for the
+// BWD it follows, with replicas through an ALLREDUCE of the stage's gradients across them;
+// with update_every_microbatch it covers that microbatch's samples.
 Program lower_run(const PipelineLayout& layout, const RunOrder& run, int32_t iterations,
                   bool update_every_microbatch);
 

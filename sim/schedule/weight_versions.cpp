@@ -12,8 +12,14 @@ WeightVersions weight_versions(const Program& program) {
   result.alive.assign(program.num_stages, 1);
   result.forward_version.assign(program.size(), -1);
   int64_t backwards = 0, staleness_sum = 0;
-  for (int32_t s = 0; s < program.num_stages; ++s) {
-    const int32_t device = program.stage_device[s];
+  // Every device that runs the stage: data-parallel replicas keep versions of their own.
+  std::vector<std::pair<int32_t, int32_t>> device_stages;  // (device, stage)
+  for (const Instruction& ins : program.instructions) {
+    if (ins.op == Op::kFwd) device_stages.emplace_back(ins.device, ins.stage);
+  }
+  std::sort(device_stages.begin(), device_stages.end());
+  device_stages.erase(std::unique(device_stages.begin(), device_stages.end()), device_stages.end());
+  for (const auto& [device, s] : device_stages) {
     const int l = device * kLaneCount + static_cast<int>(Lane::kCompute);
     int32_t updates = 0;
     std::map<std::pair<int32_t, int32_t>, std::pair<SampleRange, int32_t>> in_flight;

@@ -1,8 +1,9 @@
-// Asynchronous pipelines on real LibTorch ranks, with weight stashing: each forward runs
-// with the weight version current when it started and keeps it until its backward; the
-// update applies those gradients to the latest weights. The losses and trained weights
-// must equal a single process that uses, for every microbatch and stage, the version the
-// Program plans (run --reference does that for asynchronous schedules).
+// Asynchronous pipelines on real LibTorch ranks, with weight stashing and data-parallel
+// replicas: each forward runs with the weight version current when it started and keeps it
+// until its backward; the update applies those gradients to the latest weights. The losses
+// and trained weights must equal a single process that uses, for every microbatch and
+// stage, the version the Program plans (run --reference does that for asynchronous
+// schedules).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -41,7 +42,12 @@ INSTANTIATE_TEST_SUITE_P(
     Schedules, RealAsync,
     ::testing::Values("--set schedule.kind=PIPEDREAM_2BW --set training.microbatches=4",
                       "--set schedule.kind=PIPEDREAM_ASYNC --set training.microbatches=4",
-                      "--set schedule.kind=APAPO --set schedule.max_staleness=1"));
+                      "--set schedule.kind=APAPO --set schedule.max_staleness=1",
+                      // Two replicas of the two-stage pipeline, all-reducing before updates.
+                      "--set schedule.kind=PIPEDREAM_ASYNC --set training.microbatches=4 "
+                      "--set training.data_parallel=2 --set cluster.gpus_per_node=4",
+                      "--set schedule.kind=PIPEDREAM_2BW --set training.microbatches=4 "
+                      "--set training.data_parallel=2 --set cluster.gpus_per_node=4"));
 
 // 2BW's updates use gradients computed with the weights one version behind: some
 // microbatches run on the previous version, so the training differs from synchronous 1F1B

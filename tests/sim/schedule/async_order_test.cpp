@@ -112,24 +112,105 @@ TEST(AsyncPipeline, StashedVersionsAreResidentMemory) {
   }
 }
 
-// Exact mode reproduces the analytic timestamps on asynchronous Programs too.
+// Exact mode reproduces the analytic timestamps on asynchronous Programs too, with
+// data-parallel replicas and their all-reduces.
 TEST(AsyncPipeline, SimgridExactEqualsAnalytic) {
   std::mt19937 rng(17);
   for (int trial = 0; trial < 20; ++trial) {
     ResolvedScenario setup = testing::random_setup(rng, proto::ONE_F_ONE_B);
-    setup.training.data_parallel = 1;
-    setup.training.global_batch = setup.training.microbatches * 4;
+    const int replicas = setup.training.data_parallel;
     setup.training.iterations = 3;
     setup.training.microbatches = std::max(setup.training.microbatches, setup.schedule.stages);
-    setup.training.global_batch = setup.training.microbatches * 4;
+    setup.training.global_batch = replicas * setup.training.microbatches * 4;
     const proto::ScheduleKind kinds[] = {proto::PIPEDREAM_ASYNC, proto::PIPEDREAM_2BW,
                                          proto::APAPO};
     setup.schedule.kind = kinds[trial % 3];
     setup.schedule.max_staleness = trial % 4;
     setup.simgrid.exact = true;
     const Program p = build_program(setup);
+    SCOPED_TRACE("trial " + std::to_string(trial) + ", " + std::to_string(replicas) + " replicas");
     testing::expect_same_times(p, run_analytic(p, setup.cluster),
                                run_simgrid(p, setup.cluster, setup.simgrid));
+  }
+}
+
+// Data parallelism: every replica runs the same asynchronous order on its slice of the
+// batch, and each update waits for an all-reduce of its stage's gradients across the
+// replicas. With all-reduces of a few bytes over fast links, the run is the single
+// pipeline's closed form; each update's all-reduce groups one member per replica.
+TEST(AsyncPipeline, ReplicasRunTheOrderOnTheirSliceAndReduceBeforeEachUpdate) {
+  const int K = 3, M = 6, T = 2, D = 3;
+  const double f = 1e-3, b = 2e-3;
+  for (auto kind : {proto::PIPEDREAM_ASYNC, proto::PIPEDREAM_2BW, proto::APAPO}) {
+    ResolvedScenario one = uniform(kind, K, M, T, f, b);
+    if (kind == proto::APAPO) one.schedule.max_staleness = K;
+    for (ModelLayer& layer : one.model.layers) layer.parameter_bytes = 4;
+    ResolvedScenario many = one;
+    many.training.data_parallel = D;
+    many.training.global_batch *= D;
+    many.cluster.devices.clear();
+    for (int d = 0; d < K * D; ++d) {
+      many.cluster.devices.push_back({d, 0, "gpu" + std::to_string(d), 1e15, 1e15});
+    }
+    many.cluster.gpus_per_node = K * D;
+    SCOPED_TRACE(proto::ScheduleKind_Name(kind));
+    const Program single = build_program(one), replicated = build_program(many);
+    EXPECT_NEAR(makespan(many), makespan(one), 1e-9);
+
+    int updates = 0;
+    for (const Instruction& instr : single.instructions) updates += instr.op == Op::kOptim;
+    int optims = 0;
+    for (int32_t i = 0; i < replicated.size(); ++i) {
+      const Instruction& instr = replicated.instructions[i];
+      if (instr.op == Op::kAllreduce) {
+        const auto members = replicated.members_of_group(replicated.group[i]);
+        ASSERT_EQ(static_cast<int>(members.size()), D);
+        for (int r = 0; r < D; ++r) {  // one member per replica, of the same stage
+          EXPECT_EQ(replicated.instructions[members[r]].device, instr.stage + r * K);
+        }
+      }
+      if (instr.op != Op::kOptim) continue;
+      ++optims;
+      const auto deps = replicated.deps_of(i);
+      ASSERT_EQ(deps.size(), 1u);
+      EXPECT_EQ(replicated.instructions[deps[0]].op, Op::kAllreduce);
+    }
+    EXPECT_EQ(optims, D * updates);
+
+    // Each replica's compute lane is the single pipeline's, shifted to its devices.
+    for (int s = 0; s < K; ++s) {
+      const int l0 = s * kLaneCount + static_cast<int>(Lane::kCompute);
+      for (int r = 0; r < D; ++r) {
+        const int l = (s + r * K) * kLaneCount + static_cast<int>(Lane::kCompute);
+        ASSERT_EQ(replicated.lane_begin[l + 1] - replicated.lane_begin[l],
+                  single.lane_begin[l0 + 1] - single.lane_begin[l0]);
+        for (int k = 0; k < single.lane_begin[l0 + 1] - single.lane_begin[l0]; ++k) {
+          const Instruction& a = single.instructions[single.lane_begin[l0] + k];
+          const Instruction& c = replicated.instructions[replicated.lane_begin[l] + k];
+          EXPECT_EQ(a.op, c.op);
+          EXPECT_EQ(a.iteration, c.iteration);
+          EXPECT_DOUBLE_EQ(a.compute_s, c.compute_s);
+        }
+      }
+    }
+  }
+}
+
+// Stashed weight versions are resident on every replica of the stage.
+TEST(AsyncPipeline, EveryReplicaStashesItsVersions) {
+  const int K = 3, M = 6, D = 2;
+  ResolvedScenario one = uniform(proto::PIPEDREAM_ASYNC, K, M, 2, 1e-3, 2e-3);
+  for (ModelLayer& layer : one.model.layers) layer.parameter_bytes = 4000;
+  ResolvedScenario many = one;
+  many.training.data_parallel = D;
+  many.training.global_batch *= D;
+  many.cluster.devices.clear();
+  for (int d = 0; d < K * D; ++d) {
+    many.cluster.devices.push_back({d, 0, "gpu" + std::to_string(d), 1e15, 1e15});
+  }
+  const Program a = build_program(one), b = build_program(many);
+  for (int d = 0; d < K * D; ++d) {
+    EXPECT_EQ(b.static_bytes[d], a.static_bytes[d % K]) << "device " << d;
   }
 }
 
@@ -148,9 +229,6 @@ model { layers { name: "a" fwd_ms: 1 bwd_ms: 2 } layers { name: "b" fwd_ms: 1 bw
        "schedule.max_staleness", "only APAPO"},
       {"training { global_batch: 16 microbatches: 1 }\nschedule { kind: PIPEDREAM_2BW stages: 2 }",
        "training.microbatches", "at least as many microbatches as stages"},
-      {"training { global_batch: 16 microbatches: 4 data_parallel: 2 }\n"
-       "schedule { kind: APAPO stages: 2 }",
-       "training.data_parallel", "one pipeline"},
       {"training { global_batch: 16 microbatches: 4 }\n"
        "schedule { kind: APAPO stages: 2 max_in_flight_iterations: 0 }",
        "schedule.max_in_flight_iterations", "must be positive"},
