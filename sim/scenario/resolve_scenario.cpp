@@ -450,8 +450,10 @@ OffloadSpec resolve_offload(const Checker& check, const proto::Schedule& p, int3
   const proto::Offload& o = p.offload();
   offload.enabled = true;
   offload.policy = o.policy();
-  if (is_asynchronous(p.kind())) {
-    check.fail("schedule.offload", "asynchronous pipelines are modelled without offload");
+  if (is_asynchronous(p.kind()) && o.policy() == proto::Offload::SELECTIVE) {
+    check.fail("schedule.offload.policy",
+               "SELECTIVE chooses stages on a synchronous compute order; asynchronous "
+               "pipelines take ALL or explicit stages");
   }
   if (!cluster.has_host_link) {
     check.fail("schedule.offload", "offload copies over cluster.host_link, which is missing");

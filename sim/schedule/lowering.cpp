@@ -95,6 +95,21 @@ class Lowering {
         }
       }
     }
+    if (!layout_.offload_fraction.empty()) {
+      for (int32_t r = 0; r < layout_.replicas; ++r) {
+        for (const auto& device_order : run) {
+          std::vector<Step> steps;
+          for (const RunAction& ra : device_order) {
+            if (ra.action.op == Op::kOptim) continue;
+            const ComputeIds& at = ids[r][ra.iteration];
+            const auto& table = ra.action.op == Op::kFwd ? at.fwd : at.bwd;
+            steps.push_back(
+                {ra.action, ra.iteration, table[ra.action.stage][ra.action.microbatch]});
+          }
+          emit_copies(r, steps);
+        }
+      }
+    }
     for (const auto& device_reductions : reductions) {
       for (const auto& group : device_reductions) {
         if (!group.empty()) builder_.group(group);
@@ -269,14 +284,23 @@ class Lowering {
     }
   }
 
-  // One OFFLOAD or RELOAD, with where it goes on the copy lane: after the compute action
-  // at `position` of the device's compute order (offloads before reloads there).
+  // A FWD or BWD of one device's compute lane, in lane order, with its instruction id.
+  struct Step {
+    ComputeAction action;
+    int32_t iteration = 0;
+    int32_t id = 0;
+  };
+
+  // One OFFLOAD or RELOAD, with where it goes on the copy lane: after the step at
+  // `position` of the device's compute lane (offloads before reloads there).
   struct Copy {
     int32_t position = 0;
     int32_t kind = 0;  // 0 offload, 1 reload
     int32_t rank = 0;  // offloads: forward order; reloads: backward order
     int32_t stage = 0;
+    int32_t iteration = 0;
     int32_t forward = 0;         // the stage's forward microbatch
+    int32_t forward_id = -1;     // that FWD's instruction
     int32_t trigger = -1;        // reloads: compute id it waits for, if any
     std::vector<int32_t> users;  // reloads: the BWDs that need it
     bool operator<(const Copy& o) const {
@@ -284,78 +308,97 @@ class Lowering {
     }
   };
 
+  // Replica r's copies of one iteration (synchronous schedules: its compute order).
   void emit_offload(int32_t r, const ComputeIds& ids, int32_t it) {
-    const int32_t h = layout_.prefetch_horizon;
     for (const auto& actions : order_) {
-      std::vector<int32_t> id_at;
-      std::map<int32_t, std::vector<int32_t>> fwd_position;  // stage -> per microbatch
-      std::map<int32_t, std::vector<std::pair<int32_t, int32_t>>> backwards;  // (m, position)
-      for (int32_t p = 0; p < static_cast<int32_t>(actions.size()); ++p) {
-        const ComputeAction& a = actions[p];
-        const bool fwd = a.op == Op::kFwd;
-        id_at.push_back((fwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch]);
-        if (fwd) {
-          auto& positions = fwd_position[a.stage];
-          positions.resize(count(Op::kFwd, a.stage), -1);
-          positions[a.microbatch] = p;
-        } else {
-          backwards[a.stage].emplace_back(a.microbatch, p);
-        }
+      std::vector<Step> steps;
+      for (const ComputeAction& a : actions) {
+        steps.push_back({a, it, (a.op == Op::kFwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch]});
       }
-      std::vector<Copy> copies;
-      for (const auto& [s, forward_positions] : fwd_position) {
-        if (layout_.offload_fraction[s] <= 0) continue;
-        const auto& order = backwards[s];  // the stage's BWDs in compute order
-        const auto& fwd_ranges = ranges(Op::kFwd, s);
-        for (int32_t f = 0; f < static_cast<int32_t>(fwd_ranges.size()); ++f) {
-          Copy out;
-          out.position = forward_positions[f];
-          out.rank = f;
-          out.stage = s;
-          out.forward = f;
-          Copy back = out;
-          back.kind = 1;
-          back.rank = static_cast<int32_t>(order.size());
-          for (int32_t k = 0; k < static_cast<int32_t>(order.size()); ++k) {
-            if (!ranges(Op::kBwd, s)[order[k].first].overlaps(fwd_ranges[f])) continue;
-            back.rank = std::min(back.rank, k);
-            back.users.push_back(ids.bwd[s][order[k].first]);
-          }
-          // Issued when the backward h places earlier starts (the compute op before it
-          // ends), so that it copies while h backwards run.
-          const int32_t trigger = order[std::max(back.rank - h, 0)].second - 1;
-          // A stash whose reload would be due before its offload even starts stays on the
-          // device: the round trip would only delay its backward.
-          if (trigger <= out.position) continue;
-          back.trigger = id_at[trigger];
-          back.position = trigger;
-          copies.push_back(out);
-          copies.push_back(back);
-        }
+      emit_copies(r, steps);
+    }
+  }
+
+  // The copies of one device's compute lane (`steps`, FWDs and BWDs in lane order, over
+  // one iteration or, for asynchronous runs, all of them): an OFFLOAD after each offloaded
+  // forward, its RELOAD triggered h backwards of the stage ahead of the first that needs it.
+  void emit_copies(int32_t r, const std::vector<Step>& steps) {
+    const int32_t h = layout_.prefetch_horizon;
+    struct Forward {
+      int32_t stage, iteration, microbatch, position;
+    };
+    std::vector<Forward> forwards;
+    std::map<int32_t, std::vector<int32_t>> backwards;  // stage -> positions, in lane order
+    for (int32_t p = 0; p < static_cast<int32_t>(steps.size()); ++p) {
+      const ComputeAction& a = steps[p].action;
+      if (a.op == Op::kFwd) {
+        forwards.push_back({a.stage, steps[p].iteration, a.microbatch, p});
+      } else {
+        backwards[a.stage].push_back(p);
       }
-      std::sort(copies.begin(), copies.end());
-      std::map<std::pair<int32_t, int32_t>, int32_t> offload_id;  // (stage, forward)
-      for (const Copy& c : copies) {
-        const StageCost& cost = layout_.costs[c.stage];
-        Instruction copy;
-        copy.op = c.kind == 0 ? Op::kOffload : Op::kReload;
-        copy.device = device(r, c.stage);
-        copy.stage = c.stage;
-        copy.microbatch = global_microbatch(r, Op::kFwd, c.stage, c.forward);
-        copy.range = range(r, Op::kFwd, c.stage, c.forward);
-        copy.iteration = it;
-        copy.bytes = std::llround(layout_.offload_fraction[c.stage] * cost.stash_bytes_per_sample *
-                                  copy.range.size());
-        const int32_t id = builder_.add(copy);
-        if (c.kind == 0) {
-          builder_.add_dependency(id, ids.fwd[c.stage][c.forward]);
-          offload_id[{c.stage, c.forward}] = id;
+    }
+    std::vector<Copy> copies;
+    std::map<int32_t, int32_t> forwards_seen;  // stage -> forwards so far
+    for (const Forward& f : forwards) {
+      const int32_t s = f.stage;
+      const int32_t rank = forwards_seen[s]++;
+      if (layout_.offload_fraction[s] <= 0) continue;
+      const auto& order = backwards[s];  // the stage's BWDs in lane order
+      const SampleRange samples = ranges(Op::kFwd, s)[f.microbatch];
+      Copy out;
+      out.position = f.position;
+      out.rank = rank;
+      out.stage = s;
+      out.iteration = f.iteration;
+      out.forward = f.microbatch;
+      out.forward_id = steps[f.position].id;
+      Copy back = out;
+      back.kind = 1;
+      back.rank = static_cast<int32_t>(order.size());
+      for (int32_t k = 0; k < static_cast<int32_t>(order.size()); ++k) {
+        const Step& bwd = steps[order[k]];
+        if (bwd.iteration != f.iteration ||
+            !ranges(Op::kBwd, s)[bwd.action.microbatch].overlaps(samples)) {
           continue;
         }
-        builder_.add_dependency(id, offload_id.at({c.stage, c.forward}));
-        if (c.trigger >= 0) builder_.add_dependency(id, c.trigger);
-        for (int32_t user : c.users) builder_.add_dependency(user, id);
+        back.rank = std::min(back.rank, k);
+        back.users.push_back(bwd.id);
       }
+      if (back.users.empty()) continue;
+      // Issued when the backward h places earlier starts (the compute op before it
+      // ends), so that it copies while h backwards run.
+      const int32_t trigger = order[std::max(back.rank - h, 0)] - 1;
+      // A stash whose reload would be due before its offload even starts stays on the
+      // device: the round trip would only delay its backward.
+      if (trigger <= out.position) continue;
+      back.trigger = steps[trigger].id;
+      back.position = trigger;
+      copies.push_back(out);
+      copies.push_back(back);
+    }
+    std::sort(copies.begin(), copies.end());
+    std::map<std::tuple<int32_t, int32_t, int32_t>, int32_t> offload_id;  // (stage, it, fwd)
+    for (const Copy& c : copies) {
+      const StageCost& cost = layout_.costs[c.stage];
+      Instruction copy;
+      copy.op = c.kind == 0 ? Op::kOffload : Op::kReload;
+      copy.device = device(r, c.stage);
+      copy.stage = c.stage;
+      copy.microbatch = global_microbatch(r, Op::kFwd, c.stage, c.forward);
+      copy.range = range(r, Op::kFwd, c.stage, c.forward);
+      copy.iteration = c.iteration;
+      copy.bytes = std::llround(layout_.offload_fraction[c.stage] * cost.stash_bytes_per_sample *
+                                copy.range.size());
+      const int32_t id = builder_.add(copy);
+      const auto key = std::make_tuple(c.stage, c.iteration, c.forward);
+      if (c.kind == 0) {
+        builder_.add_dependency(id, c.forward_id);
+        offload_id[key] = id;
+        continue;
+      }
+      builder_.add_dependency(id, offload_id.at(key));
+      if (c.trigger >= 0) builder_.add_dependency(id, c.trigger);
+      for (int32_t user : c.users) builder_.add_dependency(user, id);
     }
   }
 

@@ -53,7 +53,8 @@ std::vector<double> backward_starts(const Program& p, const ExecutionTimes& t, i
 class OffloadClosedForm : public ::testing::TestWithParam<proto::ScheduleKind> {};
 
 // With copies that take no time, offload changes no timestamp, and every stage that keeps
-// more than one stash (GPipe: M > 1; 1F1B: min(K - s, M) > 1) peaks lower.
+// more than one stash (GPipe: M > 1; 1F1B and the asynchronous pipelines, which run 1F1B
+// without a flush: min(K - s, M) > 1) peaks lower.
 TEST_P(OffloadClosedForm, FreeCopiesKeepTheTimeAndLowerThePeak) {
   std::mt19937 rng(31);
   for (int trial = 0; trial < 50; ++trial) {
@@ -61,6 +62,8 @@ TEST_P(OffloadClosedForm, FreeCopiesKeepTheTimeAndLowerThePeak) {
     const int M = std::uniform_int_distribution<int>(1, 16)(rng);
     const int h = std::uniform_int_distribution<int>(0, 4)(rng);
     ResolvedScenario setup = testing::uniform_setup(GetParam(), K, M, 1e-3, 2e-3, 1, 4, 1000);
+    // Asynchronous pipelines run on from one iteration into the next: several of them.
+    if (is_asynchronous(GetParam())) setup.training.iterations = 1 + trial % 3;
     const Program plain = build_program(setup);
     const ExecutionTimes plain_times = run_analytic(plain, setup.cluster);
     const MemoryCurve plain_memory = memory_curve(plain, plain_times);
@@ -82,7 +85,8 @@ TEST_P(OffloadClosedForm, FreeCopiesKeepTheTimeAndLowerThePeak) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedules, OffloadClosedForm,
-                         ::testing::Values(proto::GPIPE, proto::ONE_F_ONE_B),
+                         ::testing::Values(proto::GPIPE, proto::ONE_F_ONE_B, proto::PIPEDREAM_ASYNC,
+                                           proto::PIPEDREAM_2BW),
                          [](const auto& info) { return proto::ScheduleKind_Name(info.param); });
 
 // One stage, GPipe, horizon 1: the RELOAD of microbatch j copies while BWD j-1 runs. A copy
@@ -139,7 +143,9 @@ TEST_P(OffloadExact, SimgridReproducesAnalyticTimestamps) {
 
 INSTANTIATE_TEST_SUITE_P(Schedules, OffloadExact,
                          ::testing::Values(proto::GPIPE, proto::ONE_F_ONE_B,
-                                           proto::INTERLEAVED_ONE_F_ONE_B, proto::UMPIPE),
+                                           proto::INTERLEAVED_ONE_F_ONE_B, proto::UMPIPE,
+                                           proto::PIPEDREAM_ASYNC, proto::PIPEDREAM_2BW,
+                                           proto::APAPO),
                          [](const auto& info) { return proto::ScheduleKind_Name(info.param); });
 
 // Command line: a scenario that does not fit becomes one that fits with offload, and
