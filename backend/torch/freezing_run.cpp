@@ -81,7 +81,7 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
 
     const double event_time = steady_now_s() - session.clock_base_s;
     close_phase(it);
-    const PhasePlan next = plan_phase(setup, frozen, planning);
+    const PhasePlan next = plan_phase(setup, frozen, planning, &plan);
     model.freeze_prefix(frozen);
     ProgramContext moving{it, layer_moves(setup, plan, next)};
     const Program migration = migration_program(setup, plan, next);

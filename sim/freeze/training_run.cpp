@@ -79,8 +79,8 @@ std::vector<int32_t> original_partition(const ResolvedScenario& base) {
 
 }  // namespace
 
-PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen,
-                     const SimulationOptions& options) {
+PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen, const SimulationOptions& options,
+                     const PhasePlan* current) {
   PhasePlan plan;
   plan.frozen_layers = frozen;
   plan.stages = base.schedule.stages;
@@ -95,20 +95,32 @@ PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen,
   const std::vector<int32_t> balanced = place_layers(probe);
   PhasePlan rebalanced = plan;
   rebalanced.partition = balanced;
-  if (simulated_iteration(phase_setup(base, rebalanced), options, nullptr) <=
-      simulated_iteration(phase_setup(base, plan), options, nullptr)) {
+  double best = simulated_iteration(phase_setup(base, plan), options, nullptr);
+  const double balanced_time = simulated_iteration(phase_setup(base, rebalanced), options, nullptr);
+  if (balanced_time <= best) {
     plan = rebalanced;
+    best = balanced_time;
+  }
+  // Freezing more never makes the placement in use slower: keep it when it beats both.
+  if (current != nullptr && current->stages == plan.stages &&
+      current->data_parallel == plan.data_parallel && current->partition != plan.partition) {
+    PhasePlan kept = plan;
+    kept.partition = current->partition;
+    if (simulated_iteration(phase_setup(base, kept), options, nullptr) < best) plan = kept;
   }
   if (!base.freeze.compress || frozen == 0) return plan;
   // Compress when the model, with its new costs, fits on fewer stages whose slowest is no
   // slower than the original pipeline's slowest before freezing (PipeTransformer's
-  // criterion); the freed devices become replicas. Fewest stages first.
+  // criterion); the freed devices become replicas. Fewest stages first, and only if the
+  // iteration, all-reduce included, simulates no slower than without compressing: over a
+  // slow fabric the replicas' all-reduce can cost more than the compute they share.
   ResolvedScenario unfrozen = base;
   for (ModelLayer& layer : unfrozen.model.layers) layer.frozen = false;
   const double original_bottleneck = bottleneck_of(layer_times(unfrozen), original_partition(base));
   const std::vector<double> times = layer_times(probe);  // same microbatch size
   const int32_t stages = base.schedule.stages;
   const int32_t layers = static_cast<int32_t>(base.model.layers.size());
+  double uncompressed = -1;  // simulated when a candidate first fits
   for (int32_t fewer = 1; fewer < stages; ++fewer) {
     if (stages % fewer != 0 || fewer > layers) continue;
     const int32_t replicas = base.training.data_parallel * (stages / fewer);
@@ -121,8 +133,11 @@ PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen,
     candidate.data_parallel = replicas;
     candidate.partition = partition;
     bool fits = false;
-    simulated_iteration(phase_setup(base, candidate), options, &fits);
-    if (fits) return candidate;
+    const double time = simulated_iteration(phase_setup(base, candidate), options, &fits);
+    if (!fits) continue;
+    if (uncompressed < 0)
+      uncompressed = simulated_iteration(phase_setup(base, plan), options, nullptr);
+    if (time <= uncompressed) return candidate;
   }
   return plan;
 }
@@ -224,7 +239,8 @@ TrainingRun simulate_training(const ResolvedScenario& setup, const SimulationOpt
   TrainingRun run;
   for (size_t e = 0; e < events.size(); ++e) {
     TrainingPhase phase;
-    phase.plan = plan_phase(setup, events[e].frozen_layers, options);
+    phase.plan = plan_phase(setup, events[e].frozen_layers, options,
+                            e > 0 ? &run.phases.back().plan : nullptr);
     phase.first_iteration = events[e].iteration;
     phase.iterations =
         (e + 1 < events.size() ? events[e + 1].iteration : iterations) - phase.first_iteration;

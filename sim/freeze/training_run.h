@@ -59,12 +59,13 @@ struct TrainingRun {
 ResolvedScenario phase_setup(const ResolvedScenario& base, const PhasePlan& plan);
 
 // The plan for a frozen prefix: the original placement, or (repartition) balanced by time
-// for the new costs when that simulates no slower; and (compress) on the fewest stages
-// (a divisor of the stage count) whose slowest stage, with the new costs, is no slower
-// than the original pipeline's slowest before freezing, and that fit in memory, the freed
-// devices becoming data-parallel replicas.
+// for the new costs when that simulates no slower, or the placement of the phase before
+// (`current`, when it has as many stages) when that simulates faster still; and (compress)
+// on the fewest stages (a divisor of the stage count) whose slowest stage, with the new
+// costs, is no slower than the original pipeline's slowest before freezing, that fit in
+// memory and that simulate no slower, the freed devices becoming data-parallel replicas.
 PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen,
-                     const SimulationOptions& options);
+                     const SimulationOptions& options, const PhasePlan* current = nullptr);
 
 // The device that holds `layer` in replica `replica` of a plan (phase_setup's placement:
 // stage s of replica r on device s + r x stages), and whether `device` holds it at all.

@@ -545,7 +545,9 @@ FreezeSpec resolve_freeze(const Checker& check, const LoadedScenario& loaded, in
     } catch (const InputError& e) {
       check.fail("freeze.log", e.what());
     }
-    spec.interval_iterations = spec.log->interval_iterations;
+    // The log's intervals land on the scenario's own when it sets one: a short real run
+    // then stretches over a long simulated one.
+    if (!f.has_interval_iterations()) spec.interval_iterations = spec.log->interval_iterations;
   }
   if (f.has_synthetic()) {
     const proto::SyntheticGradients& g = f.synthetic();

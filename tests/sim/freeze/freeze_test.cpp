@@ -214,6 +214,54 @@ TEST(FreezeTraining, TrainingTimeIsTheSumOfThePhases) {
   EXPECT_LT(run.phases[2].iteration_time_s, run.phases[0].iteration_time_s);
 }
 
+// Compression is kept only when the iteration, all-reduce included, is no slower: the same
+// frozen model compresses over a fast link and stays a pipeline over a slow one, where two
+// replicas' all-reduce of large weights costs more than the compute they share.
+TEST(FreezeCompression, OnlyWhenTheAllReduceDoesNotCostMoreThanItSaves) {
+  ResolvedScenario base = small_model(2, {1e-3, 1e-3, 1e-3, 1e-3});
+  base.freeze.compress = true;
+  for (ModelLayer& layer : base.model.layers) layer.parameter_bytes = 400'000'000;
+  base.cluster.intra_node = {1e15, 0.0};
+  const PhasePlan fast = plan_phase(base, 3, {});
+  EXPECT_EQ(fast.stages, 1);
+  EXPECT_EQ(fast.data_parallel, 2);
+  base.cluster.intra_node = {1e9, 0.0};  // 1 GB/s: seconds of all-reduce per iteration
+  const PhasePlan slow = plan_phase(base, 3, {});
+  EXPECT_EQ(slow.stages, 2);
+  EXPECT_EQ(slow.data_parallel, 1);
+  const auto iteration = [&](const PhasePlan& plan) {
+    const SimulationResult r = simulate_setup(phase_setup(base, plan), {});
+    return *std::max_element(r.times.end_s.begin(), r.times.end_s.end());
+  };
+  EXPECT_LT(iteration(slow), iteration(fast));  // on the slow link, compressing would lose
+}
+
+// A log of a short real run stretches over a long simulated one: its k-th interval ends at
+// (k + 1) x the scenario's interval when the freeze block sets one.
+TEST(FreezeEvents, ALogsIntervalsLandOnTheScenariosInterval) {
+  const testing::TempDir dir;
+  dir.write("run.freezelog",
+            "layers 2\ninterval_iterations 10\ninterval 0 5 9\ninterval 1 5 1\n"
+            "interval 2 5 9\ninterval 3 5 1\n");
+  const std::string head = R"(name: "f"
+cluster { nodes: 1 gpus_per_node: 2 gpu { name: "g" peak_tflops: 100 memory_gib: 80 }
+  intra_node { bandwidth_gbytes_per_s: 100 latency_us: 1 } }
+model { layers { name: "a" fwd_ms: 1 bwd_ms: 2 } layers { name: "b" fwd_ms: 1 bwd_ms: 2 } layer_batch: 4 }
+training { global_batch: 16 microbatches: 4 iterations: 1000 }
+schedule { kind: GPIPE stages: 2 }
+)";
+  for (const auto& [block, first] :
+       {std::pair<std::string, int>{"freeze { log: \"run.freezelog\" }", 20},
+        {"freeze { log: \"run.freezelog\" interval_iterations: 250 }", 500}}) {
+    const std::string path = dir.write("f.textproto", head + block + "\n").string();
+    const testing::CliResult r = testing::run_pipetwin("simulate " + path + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    ASSERT_FALSE(j["freeze_events"].empty()) << block;
+    EXPECT_EQ(j["freeze_events"][0]["iteration"].get<int>(), first) << block;
+  }
+}
+
 TEST(FreezeCli, JsonReportsTheRunAndItsEvents) {
   const testing::CliResult r = testing::run_pipetwin("simulate builtin:freezepipe-gpt-8gpu --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
