@@ -52,6 +52,7 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
   }
   Program program = lower_run(layout, async_run_order(input), setup.training.iterations,
                               input.update_every_microbatch);
+  if (!schedule.comm_overlap) block_compute_on_transfers(program);
   const WeightVersions versions = weight_versions(program);
   for (int32_t s = 0; s < program.num_stages; ++s) {
     for (int32_t r = 0; r < layout.replicas; ++r) {  // every replica runs the same order

@@ -371,7 +371,6 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
   }
   schedule.pipefb_recompute = p.pipefb_recompute();
   schedule.comm_overlap = p.comm_overlap();
-  const bool asynchronous = is_asynchronous(p.kind());
   if (p.has_max_in_flight_iterations() && p.kind() != proto::APAPO) {
     check.fail("schedule.max_in_flight_iterations",
                "only APAPO schedules take micro-batch control");
@@ -388,12 +387,6 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
                "PIPEDREAM_2BW accumulates gradients over at least as many microbatches as "
                "stages (" +
                    std::to_string(p.stages()) + "), so that two weight versions suffice");
-  }
-  if (asynchronous && !p.comm_overlap()) {
-    // Blocking sends need an order designed against deadlock (DeepSpeed's); the
-    // asynchronous orders assume transfers on their own lanes.
-    check.fail("schedule.comm_overlap",
-               "asynchronous pipelines are modelled with overlapped transfers only");
   }
   if (p.stages() * training.data_parallel > devices) {
     check.fail("schedule.stages",

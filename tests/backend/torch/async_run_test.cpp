@@ -47,7 +47,10 @@ INSTANTIATE_TEST_SUITE_P(
                       "--set schedule.kind=PIPEDREAM_ASYNC --set training.microbatches=4 "
                       "--set training.data_parallel=2 --set cluster.gpus_per_node=4",
                       "--set schedule.kind=PIPEDREAM_2BW --set training.microbatches=4 "
-                      "--set training.data_parallel=2 --set cluster.gpus_per_node=4"));
+                      "--set training.data_parallel=2 --set cluster.gpus_per_node=4",
+                      // Blocking point-to-point: transfers hold the compute lane.
+                      "--set schedule.kind=PIPEDREAM_2BW --set training.microbatches=4 "
+                      "--set schedule.comm_overlap=false"));
 
 // 2BW's updates use gradients computed with the weights one version behind: some
 // microbatches run on the previous version, so the training differs from synchronous 1F1B

@@ -113,7 +113,7 @@ TEST(AsyncPipeline, StashedVersionsAreResidentMemory) {
 }
 
 // Exact mode reproduces the analytic timestamps on asynchronous Programs too, with
-// data-parallel replicas and their all-reduces.
+// data-parallel replicas and their all-reduces, and with blocking point-to-point.
 TEST(AsyncPipeline, SimgridExactEqualsAnalytic) {
   std::mt19937 rng(17);
   for (int trial = 0; trial < 20; ++trial) {
@@ -126,9 +126,11 @@ TEST(AsyncPipeline, SimgridExactEqualsAnalytic) {
                                          proto::APAPO};
     setup.schedule.kind = kinds[trial % 3];
     setup.schedule.max_staleness = trial % 4;
+    setup.schedule.comm_overlap = trial % 2 == 0;  // else blocking point-to-point
     setup.simgrid.exact = true;
     const Program p = build_program(setup);
-    SCOPED_TRACE("trial " + std::to_string(trial) + ", " + std::to_string(replicas) + " replicas");
+    SCOPED_TRACE("trial " + std::to_string(trial) + ", " + std::to_string(replicas) +
+                 " replicas, overlap " + std::to_string(setup.schedule.comm_overlap));
     testing::expect_same_times(p, run_analytic(p, setup.cluster),
                                run_simgrid(p, setup.cluster, setup.simgrid));
   }

@@ -71,11 +71,13 @@ TEST_P(CommOverlap, BlockingIsValidAndNeverFaster) {
 }
 
 // Blocking: on every device, no compute runs while one of its transfers does, so all of
-// its communication is exposed. Interleaved 1F1B posts its receives one compute op ahead
+// its communication is exposed. Interleaved 1F1B, and the asynchronous orders where they
+// deadlock the same way, post their receives one compute op ahead or more
 // (blocking_transfers.h), so they may overlap that op: exposed <= comm there.
 TEST_P(CommOverlap, BlockingExposesAllCommunication) {
   std::mt19937 rng(77 + GetParam());
-  const bool pre_posted = GetParam() == proto::INTERLEAVED_ONE_F_ONE_B;
+  const bool pre_posted =
+      GetParam() == proto::INTERLEAVED_ONE_F_ONE_B || is_asynchronous(GetParam());
   for (int trial = 0; trial < 40; ++trial) {
     const ResolvedScenario setup = random_of_kind(rng, GetParam());
     SCOPED_TRACE("trial " + std::to_string(trial));
@@ -112,7 +114,8 @@ TEST_P(CommOverlap, SimgridExactModeAgreesWhenBlocking) {
 INSTANTIATE_TEST_SUITE_P(Schedules, CommOverlap,
                          ::testing::Values(proto::GPIPE, proto::ONE_F_ONE_B,
                                            proto::INTERLEAVED_ONE_F_ONE_B, proto::UMPIPE,
-                                           proto::PIPEFB),
+                                           proto::PIPEFB, proto::PIPEDREAM_ASYNC,
+                                           proto::PIPEDREAM_2BW, proto::APAPO),
                          [](const auto& info) { return proto::ScheduleKind_Name(info.param); });
 
 // Equal stages and free links: blocking changes no compute timestamp (each transfer's
