@@ -236,6 +236,18 @@ TEST(FreezeCompression, OnlyWhenTheAllReduceDoesNotCostMoreThanItSaves) {
   EXPECT_LT(iteration(slow), iteration(fast));  // on the slow link, compressing would lose
 }
 
+// A two-layer GPipe scenario on two devices, without its freeze block.
+std::string two_layer_scenario(int iterations) {
+  return R"(name: "f"
+cluster { nodes: 1 gpus_per_node: 2 gpu { name: "g" peak_tflops: 100 memory_gib: 80 }
+  intra_node { bandwidth_gbytes_per_s: 100 latency_us: 1 } }
+model { layers { name: "a" fwd_ms: 1 bwd_ms: 2 } layers { name: "b" fwd_ms: 1 bwd_ms: 2 } layer_batch: 4 }
+training { global_batch: 16 microbatches: 4 iterations: )" +
+         std::to_string(iterations) + R"( }
+schedule { kind: GPIPE stages: 2 }
+)";
+}
+
 // A log of a short real run stretches over a long simulated one: its k-th interval ends at
 // (k + 1) x the scenario's interval when the freeze block sets one.
 TEST(FreezeEvents, ALogsIntervalsLandOnTheScenariosInterval) {
@@ -243,13 +255,7 @@ TEST(FreezeEvents, ALogsIntervalsLandOnTheScenariosInterval) {
   dir.write("run.freezelog",
             "layers 2\ninterval_iterations 10\ninterval 0 5 9\ninterval 1 5 1\n"
             "interval 2 5 9\ninterval 3 5 1\n");
-  const std::string head = R"(name: "f"
-cluster { nodes: 1 gpus_per_node: 2 gpu { name: "g" peak_tflops: 100 memory_gib: 80 }
-  intra_node { bandwidth_gbytes_per_s: 100 latency_us: 1 } }
-model { layers { name: "a" fwd_ms: 1 bwd_ms: 2 } layers { name: "b" fwd_ms: 1 bwd_ms: 2 } layer_batch: 4 }
-training { global_batch: 16 microbatches: 4 iterations: 1000 }
-schedule { kind: GPIPE stages: 2 }
-)";
+  const std::string head = two_layer_scenario(1000);
   for (const auto& [block, first] :
        {std::pair<std::string, int>{"freeze { log: \"run.freezelog\" }", 20},
         {"freeze { log: \"run.freezelog\" interval_iterations: 250 }", 500}}) {
@@ -283,13 +289,7 @@ TEST(FreezeCli, JsonReportsTheRunAndItsEvents) {
 
 TEST(FreezeCli, BadInputNamesTheField) {
   const testing::TempDir dir;
-  const std::string scenario = R"(name: "f"
-cluster { nodes: 1 gpus_per_node: 2 gpu { name: "g" peak_tflops: 100 memory_gib: 80 }
-  intra_node { bandwidth_gbytes_per_s: 100 latency_us: 1 } }
-model { layers { name: "a" fwd_ms: 1 bwd_ms: 2 } layers { name: "b" fwd_ms: 1 bwd_ms: 2 } layer_batch: 4 }
-training { global_batch: 16 microbatches: 4 iterations: 100 }
-schedule { kind: GPIPE stages: 2 }
-)";
+  const std::string scenario = two_layer_scenario(100);
   const struct {
     std::string freeze, field, problem;
   } cases[] = {

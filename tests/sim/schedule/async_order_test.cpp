@@ -136,6 +136,21 @@ TEST(AsyncPipeline, SimgridExactEqualsAnalytic) {
   }
 }
 
+// `one` as D data-parallel replicas on D times its devices, each with its slice of a D
+// times larger batch.
+ResolvedScenario replicated_setup(const ResolvedScenario& one, int D) {
+  ResolvedScenario many = one;
+  const int devices = static_cast<int>(one.cluster.devices.size()) * D;
+  many.training.data_parallel = D;
+  many.training.global_batch *= D;
+  many.cluster.devices.clear();
+  for (int d = 0; d < devices; ++d) {
+    many.cluster.devices.push_back({d, 0, "gpu" + std::to_string(d), 1e15, 1e15});
+  }
+  many.cluster.gpus_per_node = devices;
+  return many;
+}
+
 // Data parallelism: every replica runs the same asynchronous order on its slice of the
 // batch, and each update waits for an all-reduce of its stage's gradients across the
 // replicas. With all-reduces of a few bytes over fast links, the run is the single
@@ -147,14 +162,7 @@ TEST(AsyncPipeline, ReplicasRunTheOrderOnTheirSliceAndReduceBeforeEachUpdate) {
     ResolvedScenario one = uniform(kind, K, M, T, f, b);
     if (kind == proto::APAPO) one.schedule.max_staleness = K;
     for (ModelLayer& layer : one.model.layers) layer.parameter_bytes = 4;
-    ResolvedScenario many = one;
-    many.training.data_parallel = D;
-    many.training.global_batch *= D;
-    many.cluster.devices.clear();
-    for (int d = 0; d < K * D; ++d) {
-      many.cluster.devices.push_back({d, 0, "gpu" + std::to_string(d), 1e15, 1e15});
-    }
-    many.cluster.gpus_per_node = K * D;
+    const ResolvedScenario many = replicated_setup(one, D);
     SCOPED_TRACE(proto::ScheduleKind_Name(kind));
     const Program single = build_program(one), replicated = build_program(many);
     EXPECT_NEAR(makespan(many), makespan(one), 1e-9);
@@ -203,14 +211,7 @@ TEST(AsyncPipeline, EveryReplicaStashesItsVersions) {
   const int K = 3, M = 6, D = 2;
   ResolvedScenario one = uniform(proto::PIPEDREAM_ASYNC, K, M, 2, 1e-3, 2e-3);
   for (ModelLayer& layer : one.model.layers) layer.parameter_bytes = 4000;
-  ResolvedScenario many = one;
-  many.training.data_parallel = D;
-  many.training.global_batch *= D;
-  many.cluster.devices.clear();
-  for (int d = 0; d < K * D; ++d) {
-    many.cluster.devices.push_back({d, 0, "gpu" + std::to_string(d), 1e15, 1e15});
-  }
-  const Program a = build_program(one), b = build_program(many);
+  const Program a = build_program(one), b = build_program(replicated_setup(one, D));
   for (int d = 0; d < K * D; ++d) {
     EXPECT_EQ(b.static_bytes[d], a.static_bytes[d % K]) << "device " << d;
   }
