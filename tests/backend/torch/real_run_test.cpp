@@ -235,13 +235,19 @@ TEST(RealRunMeasure, CalibrateFromARunWritesAScenarioThatSimulatesAndRuns) {
   for (const char* field : {"zoo {", "layers {", "interference {", "dispatch {", "partition:"}) {
     EXPECT_THAT(text, HasSubstr(field));
   }
-  // The fitted scenario simulates the run it was fitted on (the makespan is matched).
+  // The fitted scenario simulates the run it was fitted on: the wake-up gap is set so that
+  // the makespan matches, unless the fitted costs alone already take longer than the run
+  // (a loaded machine can make one run that fast), where the gap stops at zero.
   const CliResult s = run_pipetwin("simulate " + fitted + " --json");
   ASSERT_EQ(s.exit_code, 0) << s.err;
   const double measured_s = nlohmann::json::parse(
       run_pipetwin("compare " + measured + " " + measured + " --json").out)["makespan_a_s"];
-  EXPECT_NEAR(nlohmann::json::parse(s.out)["training_time_s"].get<double>() / measured_s, 1.0,
-              0.01);
+  const double ratio = nlohmann::json::parse(s.out)["training_time_s"].get<double>() / measured_s;
+  if (text.find("wakeup_us: 0\n") != std::string::npos) {
+    EXPECT_GE(ratio, 1 - 0.01) << "the gap stopped at zero with the simulation still short";
+  } else {
+    EXPECT_NEAR(ratio, 1.0, 0.01);
+  }
   const CliResult again = run_pipetwin("run " + fitted + " --json");
   ASSERT_EQ(again.exit_code, 0) << again.err;
   const CliResult p = run_pipetwin("plan " + fitted + " --search umpipe --population 16 " +
