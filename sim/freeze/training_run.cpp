@@ -106,7 +106,11 @@ PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen, const Simulat
       current->data_parallel == plan.data_parallel && current->partition != plan.partition) {
     PhasePlan kept = plan;
     kept.partition = current->partition;
-    if (simulated_iteration(phase_setup(base, kept), options, nullptr) < best) plan = kept;
+    const double kept_time = simulated_iteration(phase_setup(base, kept), options, nullptr);
+    if (kept_time < best) {
+      plan = kept;
+      best = kept_time;
+    }
   }
   if (!base.freeze.compress || frozen == 0) return plan;
   // Compress when the model, with its new costs, fits on fewer stages whose slowest is no
@@ -120,7 +124,6 @@ PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen, const Simulat
   const std::vector<double> times = layer_times(probe);  // same microbatch size
   const int32_t stages = base.schedule.stages;
   const int32_t layers = static_cast<int32_t>(base.model.layers.size());
-  double uncompressed = -1;  // simulated when a candidate first fits
   for (int32_t fewer = 1; fewer < stages; ++fewer) {
     if (stages % fewer != 0 || fewer > layers) continue;
     const int32_t replicas = base.training.data_parallel * (stages / fewer);
@@ -134,10 +137,7 @@ PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen, const Simulat
     candidate.partition = partition;
     bool fits = false;
     const double time = simulated_iteration(phase_setup(base, candidate), options, &fits);
-    if (!fits) continue;
-    if (uncompressed < 0)
-      uncompressed = simulated_iteration(phase_setup(base, plan), options, nullptr);
-    if (time <= uncompressed) return candidate;
+    if (fits && time <= best) return candidate;  // best: the uncompressed plan's time
   }
   return plan;
 }

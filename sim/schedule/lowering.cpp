@@ -196,62 +196,56 @@ class Lowering {
 
   void emit_updates(const std::vector<ComputeIds>& ids, int32_t it) {
     for (int32_t s = 0; s < num_stages_; ++s) {
-      const bool reduce = layout_.replicas > 1 && layout_.costs[s].gradient_bytes > 0;
       std::vector<int32_t> group;
       for (int32_t r = 0; r < layout_.replicas; ++r) {
-        Instruction update;
-        update.device = device(r, s);
-        update.stage = s;
-        update.range = {r * replica_batch_, (r + 1) * replica_batch_};
-        update.iteration = it;
-        int32_t after = ids[r].last_bwd[s];
-        if (reduce) {
-          Instruction allreduce = update;
-          allreduce.op = Op::kAllreduce;
-          allreduce.bytes = layout_.costs[s].gradient_bytes;
-          const int32_t id = builder_.add(allreduce);
-          builder_.add_dependency(id, after);
-          group.push_back(id);
-          after = id;
-        }
-        update.op = Op::kOptim;
-        update.compute_s = layout_.costs[s].optim_s;
-        const int32_t optim = builder_.add(update);
-        if (reduce) builder_.add_dependency(optim, after);
+        // The lane order already puts the OPTIM after the stage's last BWD.
+        const int32_t allreduce =
+            emit_update(r, s, it, 0, {r * replica_batch_, (r + 1) * replica_batch_},
+                        ids[r].last_bwd[s], /*optim_waits_for_bwd=*/false);
+        if (allreduce >= 0) group.push_back(allreduce);
       }
-      if (reduce) builder_.group(group);
+      if (!group.empty()) builder_.group(group);
     }
   }
 
-  // Replica r's update of an asynchronous run: after the BWD it follows (with
-  // update_every_microbatch it covers that microbatch's samples), and with replicas after
-  // an ALLREDUCE of the stage's gradients, which it returns (else -1).
+  // Replica r's update of an asynchronous run, after the BWD it follows (with
+  // update_every_microbatch it covers that microbatch's samples).
   int32_t emit_async_update(int32_t r, const RunAction& ra, const std::vector<ComputeIds>& ids,
                             bool update_every_microbatch) {
-    const int32_t s = ra.action.stage;
+    const int32_t s = ra.action.stage, m = ra.action.microbatch;
+    return update_every_microbatch
+               ? emit_update(r, s, ra.iteration, global_microbatch(r, Op::kBwd, s, m),
+                             range(r, Op::kBwd, s, m), ids[ra.iteration].bwd[s][m], true)
+               : emit_update(r, s, ra.iteration, 0, {r * replica_batch_, (r + 1) * replica_batch_},
+                             ids[ra.iteration].bwd[s][m], true);
+  }
+
+  // Replica r's OPTIM of stage s over `samples`, after the BWD `bwd`: with replicas through
+  // an ALLREDUCE of the stage's gradients, which it returns (else -1).
+  int32_t emit_update(int32_t r, int32_t s, int32_t it, int32_t microbatch, SampleRange samples,
+                      int32_t bwd, bool optim_waits_for_bwd) {
     Instruction update;
     update.device = device(r, s);
     update.stage = s;
-    update.microbatch =
-        update_every_microbatch ? global_microbatch(r, Op::kBwd, s, ra.action.microbatch) : 0;
-    update.range = update_every_microbatch
-                       ? range(r, Op::kBwd, s, ra.action.microbatch)
-                       : SampleRange{r * replica_batch_, (r + 1) * replica_batch_};
-    update.iteration = ra.iteration;
-    int32_t after = ids[ra.iteration].bwd[s][ra.action.microbatch];
+    update.microbatch = microbatch;
+    update.range = samples;
+    update.iteration = it;
     int32_t allreduce = -1;
     if (layout_.replicas > 1 && layout_.costs[s].gradient_bytes > 0) {
       Instruction reduce = update;
       reduce.op = Op::kAllreduce;
       reduce.bytes = layout_.costs[s].gradient_bytes;
       allreduce = builder_.add(reduce);
-      builder_.add_dependency(allreduce, after);
-      after = allreduce;
+      builder_.add_dependency(allreduce, bwd);
     }
     update.op = Op::kOptim;
     update.compute_s = layout_.costs[s].optim_s;
     const int32_t optim = builder_.add(update);
-    builder_.add_dependency(optim, after);
+    if (allreduce >= 0) {
+      builder_.add_dependency(optim, allreduce);
+    } else if (optim_waits_for_bwd) {
+      builder_.add_dependency(optim, bwd);
+    }
     return allreduce;
   }
 
