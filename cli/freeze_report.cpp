@@ -1,5 +1,6 @@
 #include "cli/freeze_report.h"
 
+#include <cmath>
 #include <string>
 
 #include "cli/text_units.h"
@@ -23,6 +24,7 @@ nlohmann::json freeze_run_json(const std::vector<TrainingPhase>& phases,
     phase_list.push_back({{"first_iteration", p.first_iteration},
                           {"iterations", p.iterations},
                           {"frozen_layers", p.plan.frozen_layers},
+                          {"cached_layers", p.plan.cached_layers},
                           {"stages", p.plan.stages},
                           {"data_parallel", p.plan.data_parallel},
                           {"partition", p.plan.partition},
@@ -43,7 +45,8 @@ nlohmann::json freeze_run_json(const std::vector<TrainingPhase>& phases,
 
 void print_freeze_phases(std::ostream& out, const std::vector<TrainingPhase>& phases,
                          const std::vector<Migration>& migrations) {
-  out << "iterations     frozen  stages x replicas  partition        iteration   migration\n";
+  out << "iterations     frozen  cached  stages x replicas  partition        iteration   "
+         "migration\n";
   for (size_t k = 0; k < phases.size(); ++k) {
     const TrainingPhase& p = phases[k];
     const std::string range = std::to_string(p.first_iteration) + "-" +
@@ -55,9 +58,45 @@ void print_freeze_phases(std::ostream& out, const std::vector<TrainingPhase>& ph
       const Migration& m = migrations[k - 1];
       moved = format_bytes(static_cast<double>(m.bytes)) + " in " + format_seconds(m.seconds);
     }
-    out << pad(range, 15) << pad(std::to_string(p.plan.frozen_layers), 8) << pad(shape, 19)
+    out << pad(range, 15) << pad(std::to_string(p.plan.frozen_layers), 8)
+        << pad(std::to_string(p.plan.cached_layers), 8) << pad(shape, 19)
         << pad(plan_text(p.plan), 17) << pad(format_seconds(p.iteration_time_s), 12) << moved
         << "\n";
+  }
+}
+
+}  // namespace pipetwin
+
+namespace pipetwin {
+
+nlohmann::json autocache_json(const ResolvedScenario& setup, const TrainingRun& run) {
+  nlohmann::json caches = nlohmann::json::array();
+  for (const CacheEvent& c : run.caches) {
+    caches.push_back({{"iteration", c.iteration},
+                      {"cached_layers", c.cached_layers},
+                      {"cache_bytes", c.bytes},
+                      {"used", c.used},
+                      {"read_bytes_per_iteration",
+                       std::llround(cached_bytes_per_sample(setup.model, c.cached_layers) *
+                                    setup.training.global_batch)}});
+  }
+  return {{"epoch_iterations", setup.freeze.cache_epoch_iterations}, {"caches", caches}};
+}
+
+void print_autocache(std::ostream& out, const ResolvedScenario& setup, const TrainingRun& run) {
+  if (run.caches.empty()) {
+    out << "AutoCache      no frozen prefix stayed frozen for an epoch ("
+        << setup.freeze.cache_epoch_iterations
+        << " iterations) before the run's end with a cache that fits in host memory\n";
+    return;
+  }
+  for (const CacheEvent& c : run.caches) {
+    const double read = cached_bytes_per_sample(setup.model, c.cached_layers) *
+                        setup.training.global_batch;
+    out << "AutoCache      from iteration " << c.iteration << ": " << c.cached_layers
+        << " layers from a " << format_bytes(static_cast<double>(c.bytes))
+        << " cache in host memory, " << format_bytes(read) << " per iteration"
+        << (c.used ? "" : "; not used, running them is no slower") << "\n";
   }
 }
 

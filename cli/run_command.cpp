@@ -118,7 +118,7 @@ Program without_warmup_allocations(Program program, int32_t warmup) {
   for (Instruction& ins : program.instructions) {
     if (ins.iteration >= warmup) continue;
     ins.stash_bytes = 0;
-    if (is_transfer(ins.op) || ins.op == Op::kOffload || ins.op == Op::kReload) ins.bytes = 0;
+    if (is_transfer(ins.op) || is_copy(ins.op)) ins.bytes = 0;
   }
   return program;
 }

@@ -94,13 +94,16 @@ void run_training(const SimulateArgs& args, const ResolvedScenario& setup) {
     j["throughput_samples_per_s"] =
         static_cast<double>(setup.training.global_batch) * iterations / run.training_time_s;
     j.update(freeze_run_json(run.phases, run.migrations));
+    if (setup.freeze.cache_epoch_iterations > 0) j["autocache"] = autocache_json(setup, run);
     std::cout << j.dump(2) << "\n";
     return;
   }
   std::cout << setup.name << ": FreezePipe over " << iterations << " iterations, engine "
             << args.engine << "\n\n";
   print_freeze_phases(std::cout, run.phases, run.migrations);
-  std::cout << "\ntraining time  " << format_seconds(run.training_time_s) << "\n";
+  std::cout << "\n";
+  if (setup.freeze.cache_epoch_iterations > 0) print_autocache(std::cout, setup, run);
+  std::cout << "training time  " << format_seconds(run.training_time_s) << "\n";
 }
 
 void run_simulate(const SimulateArgs& args) {

@@ -25,7 +25,8 @@ namespace {
 
 // PipeDream updates after every microbatch; 2BW and APapo once per iteration, APapo under
 // micro-batch control. Each stage keeps the weight versions its in-flight microbatches
-// need: resident bytes grow by its weights for every version beyond the current one.
+// need: resident bytes grow by its weights for every version beyond the current one, unless
+// the stage offloads its weight stashes.
 Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout& layout) {
   const ScheduleSpec& schedule = setup.schedule;
   AsyncOrderInput input;
@@ -55,6 +56,9 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
   if (!schedule.comm_overlap) block_compute_on_transfers(program);
   const WeightVersions versions = weight_versions(program);
   for (int32_t s = 0; s < program.num_stages; ++s) {
+    // Offloaded versions are held on the device only between their reload and last use,
+    // which the memory curve follows from the copies.
+    if (!layout.offload_weight_stashes.empty() && layout.offload_weight_stashes[s]) continue;
     for (int32_t r = 0; r < layout.replicas; ++r) {  // every replica runs the same order
       program.static_bytes[program.stage_device[s] + r * layout.devices_per_replica] +=
           static_cast<int64_t>(versions.alive[s] - 1) * layout.costs[s].weight_bytes;
@@ -205,7 +209,11 @@ Program build_program(const ResolvedScenario& setup) {
   if (offload.enabled) {
     layout.prefetch_horizon = offload.prefetch_horizon;
     layout.offload_fraction.assign(layout.costs.size(), 0.0);
-    for (int32_t s : offload.stages) layout.offload_fraction[s] = offload.fraction;
+    if (offload.weight_stashes) layout.offload_weight_stashes.assign(layout.costs.size(), false);
+    for (int32_t s : offload.stages) {
+      if (offload.activations) layout.offload_fraction[s] = offload.fraction;
+      if (offload.weight_stashes) layout.offload_weight_stashes[s] = true;
+    }
     if (offload.policy == proto::Offload::SELECTIVE) {
       layout.offload_fraction = select_offloaded_stages(layout, order, setup.cluster);
     }

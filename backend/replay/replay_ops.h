@@ -32,6 +32,7 @@ struct ReplayOp {
   std::vector<int32_t> group;  // kAllReduce: the ranks, sorted
   int64_t allocate_bytes = 0;  // a FWD's stash (see stash_ledger.h for when it is held)
   int64_t free_bytes = 0;      // a BWD's share of its stage's stashes
+  bool weights = false;        // kToHost, kToDevice: a stashed weight version's copy
   // Instructions of this rank on other lanes whose end event this op waits for (the same
   // lane's order is the stream's own).
   std::vector<int32_t> wait_for;

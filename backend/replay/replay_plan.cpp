@@ -105,10 +105,9 @@ ReplayPlan make_replay_plan(const Program& p, int32_t rank, const ReplaySizing& 
       } else if (is_recv(ins.op)) {
         op.kind = ReplayKind::kRecv;
         op.peer = ins.peer_device;
-      } else if (ins.op == Op::kOffload) {
-        op.kind = ReplayKind::kToHost;
-      } else if (ins.op == Op::kReload) {
-        op.kind = ReplayKind::kToDevice;
+      } else if (is_copy(ins.op)) {
+        op.kind = copies_to_host(ins.op) ? ReplayKind::kToHost : ReplayKind::kToDevice;
+        op.weights = ins.op == Op::kOffloadWeights || ins.op == Op::kReloadWeights;
       } else if (ins.op == Op::kAllreduce) {
         op.kind = ReplayKind::kAllReduce;
         for (int32_t member : p.members_of_group(p.group[i])) {

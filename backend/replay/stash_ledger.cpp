@@ -29,17 +29,37 @@ StashLedger stash_ledger(const ReplayPlan& plan) {
   ledger.actions.resize(plan.ops.size());
   std::map<StashKey, int64_t> offloaded;  // forward -> bytes its OFFLOAD takes
   for (const ReplayOp& op : plan.ops) {
-    if (op.kind == ReplayKind::kToHost) offloaded[key_of(op)] += op.bytes;
+    if (op.kind == ReplayKind::kToHost && !op.weights) offloaded[key_of(op)] += op.bytes;
+  }
+  // A reloaded weight version is held until the last op that waits for its copy (the
+  // BWDs that use it, on the compute stream) ends.
+  const std::vector<size_t> order = host_enqueue_order(plan);
+  std::map<int32_t, StashBlock> weight_blocks;  // reload instruction -> its block
+  std::map<int32_t, size_t> last_user;          // reload instruction -> plan index
+  for (size_t k : order) {
+    for (int32_t waited : plan.ops[k].wait_for) last_user[waited] = k;
   }
   std::map<StashKey, Stash> stashes;
   std::map<int32_t, std::deque<StashKey>> oldest_first;  // per stage
   auto new_block = [&](int64_t bytes) { return StashBlock{ledger.blocks++, bytes}; };
   // The enqueue order puts every op after what it waits for: a FWD before its OFFLOAD,
   // the OFFLOAD before its RELOAD, the RELOAD before the BWD that frees it.
-  for (size_t k : host_enqueue_order(plan)) {
+  for (size_t k : order) {
     const ReplayOp& op = plan.ops[k];
     StashActions& act = ledger.actions[k];
-    if (is_forward_stash(op)) {
+    for (int32_t waited : op.wait_for) {
+      const auto block = weight_blocks.find(waited);
+      if (block != weight_blocks.end() && last_user.at(waited) == k) {
+        act.release.push_back(block->second);
+        weight_blocks.erase(block);
+      }
+    }
+    if (op.weights) {  // copied out of the live weights: nothing to free
+      if (op.kind == ReplayKind::kToDevice && op.bytes > 0) {
+        weight_blocks[op.instruction] = new_block(op.bytes);
+        act.allocate.push_back(weight_blocks[op.instruction]);
+      }
+    } else if (is_forward_stash(op)) {
       Stash& stash = stashes[key_of(op)];
       stash.total = op.allocate_bytes;
       const auto it = offloaded.find(key_of(op));

@@ -7,6 +7,8 @@
 //   BWD      frees, when it ends, its stage's oldest stashes (kept and reloaded parts),
 //            as many bytes as the Program says it frees (microbatches of forward and
 //            backward may differ in size, as in UMPIPE).
+//   OFFLOAD_WEIGHTS frees nothing (it copies the live weights); RELOAD_WEIGHTS allocates
+//            the version when it starts, freed when the last op waiting for it ends.
 // Plain C++17 (nvcc includes it); tested on the CPU.
 #pragma once
 

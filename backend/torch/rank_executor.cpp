@@ -152,6 +152,10 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
   if (is_asynchronous(setup.schedule.kind) && setup.freeze.enabled) {
     return "asynchronous pipelines on real ranks do not freeze layers (freeze)";
   }
+  if (setup.freeze.cache_epoch_iterations > 0) {
+    return "real ranks run every frozen layer's forward (freeze.autocache); simulate AutoCache "
+           "with pipetwin simulate";
+  }
   if (setup.schedule.offload.enabled) {
     // LibTorch 1.13's C++ API has no saved-tensor hooks, so the tensors autograd keeps
     // cannot be moved out and back; copying them would leave the originals in place.

@@ -33,7 +33,7 @@ std::vector<LinkUsage> link_usage(const Program& program, const Topology& topolo
           static_cast<double>(instr.bytes));
     } else if (is_copy(instr.op)) {
       const int32_t host = topology.host_of(instr.device);
-      const bool out = instr.op == Op::kOffload;
+      const bool out = copies_to_host(instr.op);
       add(out ? instr.device : host, out ? host : instr.device, times.start_s[i], times.end_s[i],
           static_cast<double>(instr.bytes));
     }

@@ -39,6 +39,21 @@ int32_t consumer_of(const Program& program, int32_t recv) {
   return -1;
 }
 
+// A weight version's copy back from host memory, and when its last BWD ends.
+int32_t reload_of(const Program& program, int32_t offload) {
+  for (int32_t d : program.dependents_of(offload)) {
+    if (program.instructions[d].op == Op::kReloadWeights) return d;
+  }
+  return -1;
+}
+double last_user_end(const Program& program, const ExecutionTimes& times, int32_t reload) {
+  double end = times.end_s[reload];
+  for (int32_t d : program.dependents_of(reload)) {
+    if (program.instructions[d].lane() == Lane::kCompute) end = std::max(end, times.end_s[d]);
+  }
+  return end;
+}
+
 }  // namespace
 
 MemoryCurve memory_curve(const Program& program, const ExecutionTimes& times) {
@@ -71,6 +86,19 @@ MemoryCurve memory_curve(const Program& program, const ExecutionTimes& times) {
       case Op::kReload:
         events.push_back({times.start_s[i], instr.bytes, i});
         host[instr.device].push_back({times.end_s[i], -instr.bytes, i});
+        break;
+      // A weight version is copied out of the live weights, which stay: the device frees
+      // nothing. It is held on the host until its copy back has ended, then on the device
+      // until the last BWD that uses it ends.
+      case Op::kOffloadWeights:
+        if (const int32_t reload = reload_of(program, i); reload >= 0) {
+          host[instr.device].push_back({times.start_s[i], instr.bytes, i});
+          host[instr.device].push_back({times.end_s[reload], -instr.bytes, reload});
+        }
+        break;
+      case Op::kReloadWeights:
+        events.push_back({times.start_s[i], instr.bytes, i});
+        events.push_back({last_user_end(program, times, i), -instr.bytes, i});
         break;
       default:
         break;

@@ -48,11 +48,47 @@ std::vector<FreezeEvent> freeze_events(const FreezeSpec& spec, int32_t layers, i
   return events;
 }
 
+double cached_bytes_per_sample(const ModelSpec& model, int32_t cached) {
+  double bytes = 0;
+  for (int32_t l = 0; l < cached; ++l) {
+    const auto& consumers = model.layers[l].consumers;
+    if (std::any_of(consumers.begin(), consumers.end(), [&](int c) { return c >= cached; })) {
+      bytes += model.layers[l].activation_bytes_per_sample;
+    }
+  }
+  return bytes;
+}
+
+std::vector<CacheEvent> cache_events(const ResolvedScenario& setup,
+                                     const std::vector<FreezeEvent>& freezes) {
+  std::vector<CacheEvent> events;
+  const int32_t epoch = setup.freeze.cache_epoch_iterations;
+  if (epoch <= 0) return events;
+  const double samples = static_cast<double>(epoch) * setup.training.global_batch;
+  const double host_bytes = setup.cluster.host_memory_bytes * setup.cluster.nodes;
+  for (const FreezeEvent& f : freezes) {
+    const int64_t ready = int64_t{f.iteration} + epoch;
+    if (ready >= setup.training.iterations) break;
+    if (f.frozen_layers == 0) continue;
+    const double bytes = samples * cached_bytes_per_sample(setup.model, f.frozen_layers);
+    if (bytes > host_bytes) continue;  // the prefix keeps running its forward
+    events.push_back({static_cast<int32_t>(ready), f.frozen_layers, std::llround(bytes)});
+  }
+  return events;
+}
+
 ResolvedScenario phase_setup(const ResolvedScenario& base, const PhasePlan& plan) {
   ResolvedScenario setup = base;
   setup.freeze = FreezeSpec{};
   setup.training.iterations = 1;
   for (int32_t l = 0; l < plan.frozen_layers; ++l) setup.model.layers[l].frozen = true;
+  if (plan.cached_layers > 0) {
+    const double per_sample = cached_bytes_per_sample(base.model, plan.cached_layers);
+    for (int32_t l = 0; l < plan.cached_layers; ++l) setup.model.layers[l].fwd = LayerCost{};
+    LayerCost& load = setup.model.layers[plan.cached_layers - 1].fwd;
+    load.fixed_s = base.cluster.host_link.latency_s;
+    load.seconds_per_sample = per_sample / base.cluster.host_link.bandwidth_bytes_per_s;
+  }
   setup.schedule.stages = plan.stages;
   setup.training.data_parallel = plan.data_parallel;
   setup.schedule.partition = plan.partition;
@@ -60,6 +96,10 @@ ResolvedScenario phase_setup(const ResolvedScenario& base, const PhasePlan& plan
 }
 
 namespace {
+
+double makespan(const SimulationResult& r) {
+  return *std::max_element(r.times.end_s.begin(), r.times.end_s.end());
+}
 
 double simulated_iteration(const ResolvedScenario& setup, const SimulationOptions& options,
                            bool* fits) {
@@ -80,9 +120,10 @@ std::vector<int32_t> original_partition(const ResolvedScenario& base) {
 }  // namespace
 
 PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen, const SimulationOptions& options,
-                     const PhasePlan* current) {
+                     const PhasePlan* current, int32_t cached) {
   PhasePlan plan;
   plan.frozen_layers = frozen;
+  plan.cached_layers = cached;
   plan.stages = base.schedule.stages;
   plan.data_parallel = base.training.data_parallel;
   plan.partition = original_partition(base);
@@ -214,14 +255,20 @@ namespace {
 
 // Appends one phase's iteration after what the overview holds.
 void append_to_overview(Timeline& overview, const Timeline& phase_timeline, size_t index,
-                        const TrainingPhase& phase) {
+                        const TrainingPhase& phase, const TrainingPhase* previous) {
   double offset = 0;
   for (const Span& s : overview.spans) offset = std::max(offset, s.end_s);
   // One iteration per phase (its spans say iteration 0): numbered as the phase's first.
   append_timeline(overview, phase_timeline, offset, phase.first_iteration, index);
-  if (index > 0) {
-    overview.instants.push_back(
-        {0, "freeze " + std::to_string(phase.plan.frozen_layers) + " layers", offset});
+  if (previous != nullptr) {
+    if (phase.plan.frozen_layers != previous->plan.frozen_layers) {
+      overview.instants.push_back(
+          {0, "freeze " + std::to_string(phase.plan.frozen_layers) + " layers", offset});
+    }
+    if (phase.plan.cached_layers != previous->plan.cached_layers) {
+      overview.instants.push_back(
+          {0, "cache " + std::to_string(phase.plan.cached_layers) + " layers", offset});
+    }
     overview.instants.push_back({0,
                                  "repartition " + std::to_string(phase.plan.stages) + " stages x " +
                                      std::to_string(phase.plan.data_parallel) + " replicas",
@@ -231,23 +278,69 @@ void append_to_overview(Timeline& overview, const Timeline& phase_timeline, size
 
 }  // namespace
 
+namespace {
+
+// The run's phases: (first iteration, frozen prefix, cached prefix), one per change of either.
+struct PhaseStart {
+  int32_t iteration, frozen, cached;
+};
+std::vector<PhaseStart> phase_starts(const std::vector<FreezeEvent>& freezes,
+                                     const std::vector<CacheEvent>& caches) {
+  std::map<int32_t, PhaseStart> starts;
+  PhaseStart state{0, 0, 0};
+  size_t f = 0, c = 0;
+  while (f < freezes.size() || c < caches.size()) {
+    const bool freeze_next =
+        c == caches.size() || (f < freezes.size() && freezes[f].iteration <= caches[c].iteration);
+    if (freeze_next) {
+      state.iteration = freezes[f].iteration;
+      state.frozen = freezes[f++].frozen_layers;
+    } else {
+      state.iteration = caches[c].iteration;
+      state.cached = caches[c++].cached_layers;
+    }
+    starts[state.iteration] = state;
+  }
+  std::vector<PhaseStart> result;
+  for (const auto& [iteration, start] : starts) result.push_back(start);
+  return result;
+}
+
+}  // namespace
+
 TrainingRun simulate_training(const ResolvedScenario& setup, const SimulationOptions& options) {
   const int32_t layers = static_cast<int32_t>(setup.model.layers.size());
   const int32_t iterations = setup.training.iterations;
-  std::vector<FreezeEvent> events = freeze_events(setup.freeze, layers, iterations);
-  events.insert(events.begin(), FreezeEvent{0, 0});
+  std::vector<FreezeEvent> freezes = freeze_events(setup.freeze, layers, iterations);
+  freezes.insert(freezes.begin(), FreezeEvent{0, 0});
   TrainingRun run;
+  run.caches = cache_events(setup, freezes);
+  const std::vector<PhaseStart> events = phase_starts(freezes, run.caches);
   for (size_t e = 0; e < events.size(); ++e) {
     TrainingPhase phase;
-    phase.plan = plan_phase(setup, events[e].frozen_layers, options,
-                            e > 0 ? &run.phases.back().plan : nullptr);
+    const PhasePlan* previous = e > 0 ? &run.phases.back().plan : nullptr;
+    phase.plan = plan_phase(setup, events[e].frozen, options, previous, events[e].cached);
     phase.first_iteration = events[e].iteration;
     phase.iterations =
         (e + 1 < events.size() ? events[e + 1].iteration : iterations) - phase.first_iteration;
     SimulationResult result = simulate_setup(phase_setup(setup, phase.plan), options);
-    phase.iteration_time_s =
-        *std::max_element(result.times.end_s.begin(), result.times.end_s.end());
-    append_to_overview(run.overview, result.timeline, e, phase);
+    phase.iteration_time_s = makespan(result);
+    // A new cache serves only if reading it beats running the prefix it replaces: small
+    // images' early layers compute faster than their outputs cross PCIe.
+    const int32_t cached_before = previous ? previous->cached_layers : 0;
+    if (phase.plan.cached_layers > cached_before) {
+      const PhasePlan without =
+          plan_phase(setup, events[e].frozen, options, previous, cached_before);
+      SimulationResult computed = simulate_setup(phase_setup(setup, without), options);
+      if (makespan(computed) <= phase.iteration_time_s) {
+        for (CacheEvent& c : run.caches) c.used &= c.iteration != phase.first_iteration;
+        phase.plan = without;
+        phase.iteration_time_s = makespan(computed);
+        result = std::move(computed);
+      }
+    }
+    append_to_overview(run.overview, result.timeline, e, phase,
+                       run.phases.empty() ? nullptr : &run.phases.back());
     if (e == 0) run.first_phase = std::move(result);
     if (!run.phases.empty()) {
       const Program moves = migration_program(setup, run.phases.back().plan, phase.plan);

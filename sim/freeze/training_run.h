@@ -21,6 +21,16 @@ struct FreezeEvent {
   int32_t frozen_layers = 0;  // the frozen prefix from then on
 };
 
+// AutoCache: from `iteration` on, the first `cached_layers` layers are read from a cache of
+// `bytes` in host memory (cache_events below).
+struct CacheEvent {
+  int32_t iteration = 0;
+  int32_t cached_layers = 0;
+  int64_t bytes = 0;  // the cache's size
+  // Whether the run reads it: not when running the prefix simulates no slower.
+  bool used = true;
+};
+
 // The events of the run, in order; the frozen prefix only grows.
 std::vector<FreezeEvent> freeze_events(const FreezeSpec& spec, int32_t layers, int32_t iterations);
 
@@ -30,6 +40,8 @@ struct PhasePlan {
   int32_t stages = 0;
   int32_t data_parallel = 1;
   std::vector<int32_t> partition;  // layers per stage
+  // AutoCache: the frozen prefix whose outputs are read from host memory instead of computed.
+  int32_t cached_layers = 0;
 };
 
 struct TrainingPhase {
@@ -49,14 +61,29 @@ struct TrainingRun {
   std::vector<TrainingPhase> phases;
   std::vector<Migration> migrations;  // one per phase change
   double training_time_s = 0;         // phases' iterations plus migrations
+  std::vector<CacheEvent> caches;     // AutoCache: when each cached prefix starts serving
   SimulationResult first_phase;       // one iteration of the first phase
   // One iteration of every phase, back to back, with an instant at each freeze
   // ("freeze N layers") and repartition ("repartition K stages x D replicas").
   Timeline overview;
 };
 
-// The scenario with the first `frozen` layers frozen, one iteration, placed as `plan`.
+// The scenario with the first `frozen` layers frozen, one iteration, placed as `plan`; with
+// a cached prefix, its layers compute nothing and the last of them costs the copy of its
+// cached outputs over the host link instead.
 ResolvedScenario phase_setup(const ResolvedScenario& base, const PhasePlan& plan);
+
+// AutoCache: bytes per sample the cache of the first `cached` layers holds (their outputs
+// read by a later layer).
+double cached_bytes_per_sample(const ModelSpec& model, int32_t cached);
+
+// When AutoCache can serve which prefix: the first iteration at which a frozen prefix has
+// been frozen for a whole epoch (freeze.autocache.epoch_iterations) and its cache, one
+// output per sample of an epoch, fits in the host memory of the cluster's nodes.
+// simulate_training then reads a new cache only where that simulates faster than running
+// the prefix (the phase keeps the previous cache otherwise).
+std::vector<CacheEvent> cache_events(const ResolvedScenario& setup,
+                                     const std::vector<FreezeEvent>& freezes);
 
 // The plan for a frozen prefix: the original placement, or (repartition) balanced by time
 // for the new costs when that simulates no slower, or the placement of the phase before
@@ -65,7 +92,8 @@ ResolvedScenario phase_setup(const ResolvedScenario& base, const PhasePlan& plan
 // costs, is no slower than the original pipeline's slowest before freezing, that fit in
 // memory and that simulate no slower, the freed devices becoming data-parallel replicas.
 PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen,
-                     const SimulationOptions& options, const PhasePlan* current = nullptr);
+                     const SimulationOptions& options, const PhasePlan* current = nullptr,
+                     int32_t cached = 0);
 
 // The device that holds `layer` in replica `replica` of a plan (phase_setup's placement:
 // stage s of replica r on device s + r x stages), and whether `device` holds it at all.

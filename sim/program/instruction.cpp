@@ -36,6 +36,10 @@ const char* op_name(Op op) {
       return "MIGRATE";
     case Op::kMigrateRecv:
       return "MIGRATE_RECV";
+    case Op::kOffloadWeights:
+      return "OFFLOAD_WEIGHTS";
+    case Op::kReloadWeights:
+      return "RELOAD_WEIGHTS";
   }
   return "?";
 }
@@ -127,6 +131,10 @@ const char* short_op(Op op) {
       return "MIGRATE";
     case Op::kMigrateRecv:
       return "MIGRATE_RECV";
+    case Op::kOffloadWeights:
+      return "OFFLOAD_W";
+    case Op::kReloadWeights:
+      return "RELOAD_W";
   }
   return "?";
 }

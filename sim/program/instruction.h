@@ -29,6 +29,11 @@ enum class Op : uint8_t {
   // devices, between two phases of a training run.
   kMigrate,
   kMigrateRecv,
+  // Asynchronous pipelines: a weight version that in-flight microbatches still need goes
+  // to host memory before the update that would overwrite it, on the copy lane ...
+  kOffloadWeights,
+  // ... and comes back before the first BWD that needs it, held until the last one ends.
+  kReloadWeights,
 };
 enum class Lane : uint8_t { kCompute, kSend, kRecv, kCopy, kCollective };
 inline constexpr int kLaneCount = 5;
@@ -49,7 +54,12 @@ inline bool is_recv(Op op) {
 Op partner_op(Op op);
 inline bool is_transfer(Op op) { return is_send(op) || is_recv(op); }
 inline bool is_collective(Op op) { return op == Op::kAllreduce; }
-inline bool is_copy(Op op) { return op == Op::kOffload || op == Op::kReload; }
+inline bool is_copy(Op op) {
+  return op == Op::kOffload || op == Op::kReload || op == Op::kOffloadWeights ||
+         op == Op::kReloadWeights;
+}
+// A copy from device to host memory (the others go back).
+inline bool copies_to_host(Op op) { return op == Op::kOffload || op == Op::kOffloadWeights; }
 
 struct Instruction {
   Op op = Op::kFwd;

@@ -465,6 +465,17 @@ OffloadSpec resolve_offload(const Checker& check, const proto::Schedule& p, int3
     check.fail("schedule.offload.fraction", "must be in (0, 1] (got " + number(o.fraction()) + ")");
   }
   offload.fraction = o.fraction();
+  offload.activations = o.activations();
+  offload.weight_stashes = o.weight_stashes();
+  if (o.weight_stashes() && !is_asynchronous(p.kind())) {
+    check.fail("schedule.offload.weight_stashes",
+               "only asynchronous pipelines (PIPEDREAM_ASYNC, PIPEDREAM_2BW, APAPO) stash weight "
+               "versions; " + proto::ScheduleKind_Name(p.kind()) + " keeps one");
+  }
+  if (!o.activations() && !o.weight_stashes()) {
+    check.fail("schedule.offload.activations",
+               "false with weight_stashes false leaves nothing to offload");
+  }
   for (int i = 0; i < o.stages_size(); ++i) {
     if (o.stages(i) < 0 || o.stages(i) >= chunks) {
       check.fail("schedule.offload.stages[" + std::to_string(i) + "]",
@@ -509,6 +520,15 @@ FreezeSpec resolve_freeze(const Checker& check, const LoadedScenario& loaded, in
   spec.rule = {f.percentile(), f.max_fraction_per_step()};
   spec.repartition = f.repartition();
   spec.compress = f.compress();
+  if (f.has_autocache()) {
+    const int32_t epoch = f.autocache().epoch_iterations();
+    check.require(f.autocache().has_epoch_iterations(), "freeze.autocache.epoch_iterations");
+    if (epoch <= 0) {
+      check.fail("freeze.autocache.epoch_iterations",
+                 "must be positive (got " + std::to_string(epoch) + ")");
+    }
+    spec.cache_epoch_iterations = epoch;
+  }
   const int sources = (f.at_size() > 0) + f.has_log() + f.has_synthetic();
   // No source: the rule runs on the gradients a real run measures (pipetwin run).
   if (sources > 1) check.fail("freeze", "give at most one of at, log, synthetic");
@@ -584,6 +604,9 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   if (setup.freeze.enabled && setup.schedule.kind != proto::GPIPE &&
       setup.schedule.kind != proto::ONE_F_ONE_B) {
     check.fail("freeze", "FreezePipe repartitions GPIPE and ONE_F_ONE_B pipelines");
+  }
+  if (setup.freeze.cache_epoch_iterations > 0 && !setup.cluster.has_host_link) {
+    check.fail("freeze.autocache", "the cache is read over cluster.host_link, which is missing");
   }
   return setup;
 }

@@ -11,6 +11,12 @@
 namespace pipetwin {
 namespace {
 
+// The instructions of one weight update.
+struct Update {
+  int32_t allreduce = -1;  // with replicas
+  int32_t optim = -1;
+};
+
 // Compute instruction ids of one replica and iteration: [stage][microbatch].
 struct ComputeIds {
   std::vector<std::vector<int32_t>> fwd, bwd;
@@ -80,34 +86,32 @@ class Lowering {
                                              std::vector<ComputeIds>(iterations_, empty_ids()));
     // Per device and update in its order: the update's ALLREDUCE on each replica.
     std::vector<std::vector<std::vector<int32_t>>> reductions(run.size());
+    // Per replica and device: its compute lane, OPTIMs included (for offload).
+    std::vector<std::vector<std::vector<Step>>> lanes(
+        layout_.replicas, std::vector<std::vector<Step>>(run.size()));
     for (int32_t r = 0; r < layout_.replicas; ++r) {
       for (size_t d = 0; d < run.size(); ++d) {
         int32_t update = 0;
         for (const RunAction& ra : run[d]) {
+          ComputeIds& at = ids[r][ra.iteration];
           if (ra.action.op != Op::kOptim) {
-            add_compute(r, ra.action, ra.iteration, ids[r][ra.iteration]);
+            add_compute(r, ra.action, ra.iteration, at);
+            const auto& table = ra.action.op == Op::kFwd ? at.fwd : at.bwd;
+            lanes[r][d].push_back(
+                {ra.action, ra.iteration, table[ra.action.stage][ra.action.microbatch]});
             continue;
           }
-          const int32_t allreduce = emit_async_update(r, ra, ids[r], update_every_microbatch);
+          const Update u = emit_async_update(r, ra, ids[r], update_every_microbatch);
+          lanes[r][d].push_back({ra.action, ra.iteration, u.optim});
           if (reductions[d].size() <= static_cast<size_t>(update)) reductions[d].emplace_back();
-          if (allreduce >= 0) reductions[d][update].push_back(allreduce);
+          if (u.allreduce >= 0) reductions[d][update].push_back(u.allreduce);
           ++update;
         }
       }
     }
     if (!layout_.offload_fraction.empty()) {
       for (int32_t r = 0; r < layout_.replicas; ++r) {
-        for (const auto& device_order : run) {
-          std::vector<Step> steps;
-          for (const RunAction& ra : device_order) {
-            if (ra.action.op == Op::kOptim) continue;
-            const ComputeIds& at = ids[r][ra.iteration];
-            const auto& table = ra.action.op == Op::kFwd ? at.fwd : at.bwd;
-            steps.push_back(
-                {ra.action, ra.iteration, table[ra.action.stage][ra.action.microbatch]});
-          }
-          emit_copies(r, steps);
-        }
+        for (const std::vector<Step>& steps : lanes[r]) emit_copies(r, steps);
       }
     }
     for (const auto& device_reductions : reductions) {
@@ -199,10 +203,9 @@ class Lowering {
       std::vector<int32_t> group;
       for (int32_t r = 0; r < layout_.replicas; ++r) {
         // The lane order already puts the OPTIM after the stage's last BWD.
-        const int32_t allreduce =
-            emit_update(r, s, it, 0, {r * replica_batch_, (r + 1) * replica_batch_},
-                        ids[r].last_bwd[s], /*optim_waits_for_bwd=*/false);
-        if (allreduce >= 0) group.push_back(allreduce);
+        const Update u = emit_update(r, s, it, 0, {r * replica_batch_, (r + 1) * replica_batch_},
+                                     ids[r].last_bwd[s], /*optim_waits_for_bwd=*/false);
+        if (u.allreduce >= 0) group.push_back(u.allreduce);
       }
       if (!group.empty()) builder_.group(group);
     }
@@ -210,7 +213,7 @@ class Lowering {
 
   // Replica r's update of an asynchronous run, after the BWD it follows (with
   // update_every_microbatch it covers that microbatch's samples).
-  int32_t emit_async_update(int32_t r, const RunAction& ra, const std::vector<ComputeIds>& ids,
+  Update emit_async_update(int32_t r, const RunAction& ra, const std::vector<ComputeIds>& ids,
                             bool update_every_microbatch) {
     const int32_t s = ra.action.stage, m = ra.action.microbatch;
     return update_every_microbatch
@@ -221,8 +224,8 @@ class Lowering {
   }
 
   // Replica r's OPTIM of stage s over `samples`, after the BWD `bwd`: with replicas through
-  // an ALLREDUCE of the stage's gradients, which it returns (else -1).
-  int32_t emit_update(int32_t r, int32_t s, int32_t it, int32_t microbatch, SampleRange samples,
+  // an ALLREDUCE of the stage's gradients (else none, -1).
+  Update emit_update(int32_t r, int32_t s, int32_t it, int32_t microbatch, SampleRange samples,
                       int32_t bwd, bool optim_waits_for_bwd) {
     Instruction update;
     update.device = device(r, s);
@@ -246,7 +249,7 @@ class Lowering {
     } else if (optim_waits_for_bwd) {
       builder_.add_dependency(optim, bwd);
     }
-    return allreduce;
+    return {allreduce, optim};
   }
 
   // Wires one compute action to what it consumes (RECVs before it, in this device's
@@ -278,27 +281,30 @@ class Lowering {
     }
   }
 
-  // A FWD or BWD of one device's compute lane, in lane order, with its instruction id.
+  // A FWD, BWD or (asynchronous runs) OPTIM of one device's compute lane, in lane order,
+  // with its instruction id.
   struct Step {
     ComputeAction action;
     int32_t iteration = 0;
     int32_t id = 0;
   };
 
-  // One OFFLOAD or RELOAD, with where it goes on the copy lane: after the step at
-  // `position` of the device's compute lane (offloads before reloads there).
+  // One copy to or from host memory, with where it goes on the copy lane: after the step
+  // at `position` of the device's compute lane (copies out before copies back there).
   struct Copy {
     int32_t position = 0;
-    int32_t kind = 0;  // 0 offload, 1 reload
-    int32_t rank = 0;  // offloads: forward order; reloads: backward order
+    bool back = false;     // RELOAD(_WEIGHTS), else OFFLOAD(_WEIGHTS)
+    bool weights = false;  // a stashed weight version, else (part of) a FWD's stash
+    int32_t rank = 0;      // offloads: forward or update order; reloads: backward order
     int32_t stage = 0;
     int32_t iteration = 0;
-    int32_t forward = 0;         // the stage's forward microbatch
-    int32_t forward_id = -1;     // that FWD's instruction
-    int32_t trigger = -1;        // reloads: compute id it waits for, if any
-    std::vector<int32_t> users;  // reloads: the BWDs that need it
+    int32_t microbatch = 0;       // activations: the forward microbatch; weights: the version
+    int32_t pair = 0;             // the offload and its reload share it
+    std::vector<int32_t> after;   // compute ids it waits for
+    std::vector<int32_t> before;  // compute ids that wait for it
     bool operator<(const Copy& o) const {
-      return std::tie(position, kind, rank, stage) < std::tie(o.position, o.kind, o.rank, o.stage);
+      return std::tie(position, back, weights, rank, stage) <
+             std::tie(o.position, o.back, o.weights, o.rank, o.stage);
     }
   };
 
@@ -313,86 +319,155 @@ class Lowering {
     }
   }
 
-  // The copies of one device's compute lane (`steps`, FWDs and BWDs in lane order, over
-  // one iteration or, for asynchronous runs, all of them): an OFFLOAD after each offloaded
-  // forward, its RELOAD triggered h backwards of the stage ahead of the first that needs it.
+  // Where a reload of what the stage's backward at `rank` (in `order`, the stage's BWD
+  // positions in lane order) needs is issued: when the backward h places earlier starts,
+  // i.e. the compute op before it ends, so that it copies while h backwards run.
+  int32_t reload_trigger(const std::vector<int32_t>& order, int32_t rank) const {
+    return order[std::max(rank - layout_.prefetch_horizon, 0)] - 1;
+  }
+
+  // The copies of one device's compute lane (`steps`, in lane order, over one iteration
+  // or, for asynchronous runs, all of them with their OPTIMs).
   void emit_copies(int32_t r, const std::vector<Step>& steps) {
-    const int32_t h = layout_.prefetch_horizon;
-    struct Forward {
-      int32_t stage, iteration, microbatch, position;
-    };
-    std::vector<Forward> forwards;
     std::map<int32_t, std::vector<int32_t>> backwards;  // stage -> positions, in lane order
     for (int32_t p = 0; p < static_cast<int32_t>(steps.size()); ++p) {
-      const ComputeAction& a = steps[p].action;
-      if (a.op == Op::kFwd) {
-        forwards.push_back({a.stage, steps[p].iteration, a.microbatch, p});
-      } else {
-        backwards[a.stage].push_back(p);
-      }
+      if (steps[p].action.op == Op::kBwd) backwards[steps[p].action.stage].push_back(p);
     }
     std::vector<Copy> copies;
+    activation_copies(steps, backwards, copies);
+    if (!layout_.offload_weight_stashes.empty()) weight_copies(steps, backwards, copies);
+    std::sort(copies.begin(), copies.end());
+    std::map<int32_t, int32_t> offload_id;  // pair -> instruction
+    for (const Copy& c : copies) {
+      Instruction copy;
+      copy.op = c.weights ? (c.back ? Op::kReloadWeights : Op::kOffloadWeights)
+                          : (c.back ? Op::kReload : Op::kOffload);
+      copy.device = device(r, c.stage);
+      copy.stage = c.stage;
+      copy.iteration = c.iteration;
+      const StageCost& cost = layout_.costs[c.stage];
+      if (c.weights) {
+        copy.microbatch = c.microbatch;
+        copy.range = {r * replica_batch_, (r + 1) * replica_batch_};
+        copy.bytes = cost.weight_bytes;
+      } else {
+        copy.microbatch = global_microbatch(r, Op::kFwd, c.stage, c.microbatch);
+        copy.range = range(r, Op::kFwd, c.stage, c.microbatch);
+        copy.bytes = std::llround(layout_.offload_fraction[c.stage] * cost.stash_bytes_per_sample *
+                                  copy.range.size());
+      }
+      const int32_t id = builder_.add(copy);
+      if (c.back) {
+        builder_.add_dependency(id, offload_id.at(c.pair));
+      } else {
+        offload_id[c.pair] = id;
+      }
+      for (int32_t compute : c.after) builder_.add_dependency(id, compute);
+      for (int32_t compute : c.before) builder_.add_dependency(compute, id);
+    }
+  }
+
+  // An OFFLOAD after each offloaded forward, its RELOAD triggered h backwards of the stage
+  // ahead of the first that needs it.
+  void activation_copies(const std::vector<Step>& steps,
+                         const std::map<int32_t, std::vector<int32_t>>& backwards,
+                         std::vector<Copy>& copies) {
     std::map<int32_t, int32_t> forwards_seen;  // stage -> forwards so far
-    for (const Forward& f : forwards) {
-      const int32_t s = f.stage;
+    for (int32_t p = 0; p < static_cast<int32_t>(steps.size()); ++p) {
+      const ComputeAction& a = steps[p].action;
+      if (a.op != Op::kFwd) continue;
+      const int32_t s = a.stage;
       const int32_t rank = forwards_seen[s]++;
-      if (layout_.offload_fraction[s] <= 0) continue;
-      const auto& order = backwards[s];  // the stage's BWDs in lane order
-      const SampleRange samples = ranges(Op::kFwd, s)[f.microbatch];
+      const auto found = backwards.find(s);
+      if (layout_.offload_fraction[s] <= 0 || found == backwards.end()) continue;
+      const std::vector<int32_t>& order = found->second;
+      const SampleRange samples = ranges(Op::kFwd, s)[a.microbatch];
       Copy out;
-      out.position = f.position;
+      out.position = p;
       out.rank = rank;
       out.stage = s;
-      out.iteration = f.iteration;
-      out.forward = f.microbatch;
-      out.forward_id = steps[f.position].id;
+      out.iteration = steps[p].iteration;
+      out.microbatch = a.microbatch;
+      out.pair = next_pair_++;
+      out.after = {steps[p].id};
       Copy back = out;
-      back.kind = 1;
+      back.back = true;
+      back.after.clear();
       back.rank = static_cast<int32_t>(order.size());
       for (int32_t k = 0; k < static_cast<int32_t>(order.size()); ++k) {
         const Step& bwd = steps[order[k]];
-        if (bwd.iteration != f.iteration ||
+        if (bwd.iteration != out.iteration ||
             !ranges(Op::kBwd, s)[bwd.action.microbatch].overlaps(samples)) {
           continue;
         }
         back.rank = std::min(back.rank, k);
-        back.users.push_back(bwd.id);
+        back.before.push_back(bwd.id);
       }
-      if (back.users.empty()) continue;
-      // Issued when the backward h places earlier starts (the compute op before it
-      // ends), so that it copies while h backwards run.
-      const int32_t trigger = order[std::max(back.rank - h, 0)] - 1;
+      if (back.before.empty()) continue;
+      const int32_t trigger = reload_trigger(order, back.rank);
       // A stash whose reload would be due before its offload even starts stays on the
       // device: the round trip would only delay its backward.
       if (trigger <= out.position) continue;
-      back.trigger = steps[trigger].id;
+      back.after = {steps[trigger].id};
       back.position = trigger;
       copies.push_back(out);
       copies.push_back(back);
     }
-    std::sort(copies.begin(), copies.end());
-    std::map<std::tuple<int32_t, int32_t, int32_t>, int32_t> offload_id;  // (stage, it, fwd)
-    for (const Copy& c : copies) {
-      const StageCost& cost = layout_.costs[c.stage];
-      Instruction copy;
-      copy.op = c.kind == 0 ? Op::kOffload : Op::kReload;
-      copy.device = device(r, c.stage);
-      copy.stage = c.stage;
-      copy.microbatch = global_microbatch(r, Op::kFwd, c.stage, c.forward);
-      copy.range = range(r, Op::kFwd, c.stage, c.forward);
-      copy.iteration = c.iteration;
-      copy.bytes = std::llround(layout_.offload_fraction[c.stage] * cost.stash_bytes_per_sample *
-                                copy.range.size());
-      const int32_t id = builder_.add(copy);
-      const auto key = std::make_tuple(c.stage, c.iteration, c.forward);
-      if (c.kind == 0) {
-        builder_.add_dependency(id, c.forward_id);
-        offload_id[key] = id;
-        continue;
+  }
+
+  // Asynchronous pipelines: before each OPTIM of an offloading stage, the version it
+  // overwrites goes to host memory when a later BWD still needs it (the copy starts once
+  // the previous OPTIM has made that version); it comes back h backwards ahead of the
+  // first such BWD, and no earlier than the OPTIM's end.
+  void weight_copies(const std::vector<Step>& steps,
+                     const std::map<int32_t, std::vector<int32_t>>& backwards,
+                     std::vector<Copy>& copies) {
+    std::map<std::tuple<int32_t, int32_t, int32_t>, int32_t> version_of;  // (s, it, fwd)
+    std::map<int32_t, int32_t> updates;                                   // stage -> so far
+    std::vector<int32_t> version(steps.size(), -1);  // per BWD step: its forward's version
+    for (int32_t p = 0; p < static_cast<int32_t>(steps.size()); ++p) {
+      const ComputeAction& a = steps[p].action;
+      const auto key = std::make_tuple(a.stage, steps[p].iteration, a.microbatch);
+      if (a.op == Op::kFwd) version_of[key] = updates[a.stage];
+      if (a.op == Op::kBwd) version[p] = version_of.at(key);
+      if (a.op == Op::kOptim) ++updates[a.stage];
+    }
+    std::map<int32_t, int32_t> previous_optim;  // stage -> position of its last OPTIM
+    std::map<int32_t, int32_t> seen;            // stage -> OPTIMs so far
+    for (int32_t p = 0; p < static_cast<int32_t>(steps.size()); ++p) {
+      const ComputeAction& a = steps[p].action;
+      if (a.op != Op::kOptim) continue;
+      const int32_t s = a.stage;
+      const int32_t overwritten = seen[s]++;
+      const auto last = previous_optim.find(s);
+      const int32_t made_at = last == previous_optim.end() ? -1 : last->second;
+      previous_optim[s] = p;
+      const auto found = backwards.find(s);
+      if (!layout_.offload_weight_stashes[s] || found == backwards.end()) continue;
+      const std::vector<int32_t>& order = found->second;
+      Copy back;
+      back.back = back.weights = true;
+      back.rank = static_cast<int32_t>(order.size());
+      for (int32_t k = 0; k < static_cast<int32_t>(order.size()); ++k) {
+        if (order[k] <= p || version[order[k]] != overwritten) continue;
+        back.rank = std::min(back.rank, k);
+        back.before.push_back(steps[order[k]].id);
       }
-      builder_.add_dependency(id, offload_id.at(key));
-      if (c.trigger >= 0) builder_.add_dependency(id, c.trigger);
-      for (int32_t user : c.users) builder_.add_dependency(user, id);
+      if (back.before.empty()) continue;  // no BWD after the update needs this version
+      Copy out;
+      out.weights = true;
+      out.position = made_at;
+      out.rank = overwritten;
+      out.stage = back.stage = s;
+      out.iteration = back.iteration = steps[p].iteration;
+      out.microbatch = back.microbatch = overwritten;
+      out.pair = back.pair = next_pair_++;
+      if (made_at >= 0) out.after = {steps[made_at].id};
+      out.before = {steps[p].id};
+      back.position = std::max(reload_trigger(order, back.rank), p);
+      back.after = {steps[back.position].id};
+      copies.push_back(out);
+      copies.push_back(back);
     }
   }
 
@@ -484,6 +559,7 @@ class Lowering {
   int32_t replica_batch_;
   ProgramBuilder builder_;
   std::unordered_map<Key, int32_t, KeyHash> open_;  // transfers whose other end is not emitted yet
+  int32_t next_pair_ = 0;                            // copies: offload and reload pairs
 };
 
 }  // namespace

@@ -48,6 +48,9 @@ struct PipelineLayout {
   // RELOAD is issued.
   std::vector<double> offload_fraction;
   int32_t prefetch_horizon = 2;
+  // Asynchronous pipelines: per stage, whether stashed weight versions go to host memory
+  // (empty: none).
+  std::vector<bool> offload_weight_stashes;
 };
 
 // Each replica's microbatches are numbered after the previous replica's, so that
@@ -71,10 +74,15 @@ struct PipelineLayout {
 // in the compute-lane order of what triggers them.
 Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations);
 
-// Asynchronous pipelines (no offload): each device's compute order spanning the run with
-// its OPTIMs in place (async_order.h), the same on every replica. An OPTIM waits for the
-// BWD it follows, with replicas through an ALLREDUCE of the stage's gradients across them;
-// with update_every_microbatch it covers that microbatch's samples.
+// Asynchronous pipelines: each device's compute order spanning the run with its OPTIMs in
+// place (async_order.h), the same on every replica. An OPTIM waits for the BWD it follows,
+// with replicas through an ALLREDUCE of the stage's gradients across them; with
+// update_every_microbatch it covers that microbatch's samples. Activation offload works as
+// in `lower`, over the whole run. Weight-stash offload: when a BWD after an OPTIM still
+// needs the version that OPTIM overwrites, an OFFLOAD_WEIGHTS copies that version out
+// (issued when the previous OPTIM of the stage ends, or at the start) and the OPTIM waits
+// for it; its RELOAD_WEIGHTS is issued h backwards of the stage ahead of the first BWD that
+// needs it, but not before the OPTIM ends, and every such BWD waits for it.
 Program lower_run(const PipelineLayout& layout, const RunOrder& run, int32_t iterations,
                   bool update_every_microbatch);
 

@@ -29,7 +29,7 @@ std::vector<std::pair<int32_t, int32_t>> communicating_pairs(const Program& prog
   std::vector<std::pair<int32_t, int32_t>> pairs;
   for (const Instruction& instr : program.instructions) {
     if (is_send(instr.op)) pairs.emplace_back(instr.device, instr.peer_device);
-    if (instr.op == Op::kOffload) {
+    if (copies_to_host(instr.op)) {
       pairs.emplace_back(instr.device, host_endpoint_of(cluster, instr.device));
       pairs.emplace_back(host_endpoint_of(cluster, instr.device), instr.device);
     }
@@ -112,7 +112,7 @@ class LaneRunner {
       // Over the device's host link, which the GPUs behind one PCIe switch share.
       sg4::Host* device = hosts_[instr.device];
       sg4::Host* host = hosts_[host_endpoint_of(cluster_, instr.device)];
-      const bool out = instr.op == Op::kOffload;
+      const bool out = copies_to_host(instr.op);
       sg4::CommPtr comm = sg4::Comm::sendto_async(out ? device : host, out ? host : device,
                                                   static_cast<uint64_t>(instr.bytes));
       comm->wait();

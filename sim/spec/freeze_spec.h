@@ -48,6 +48,8 @@ struct FreezeSpec {
   bool measured() const { return at.empty() && !log && !synthetic; }
   bool repartition = true;
   bool compress = true;
+  // AutoCache (freeze.autocache): iterations per epoch, 0 for none.
+  int32_t cache_epoch_iterations = 0;
 };
 
 }  // namespace pipetwin

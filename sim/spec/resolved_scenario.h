@@ -24,7 +24,7 @@ struct TrainingSpec {
   bool mixed_precision = false;  // fp32 master weights and optimizer state
 };
 
-// Activation offload (schedule.offload). `stages` holds the policy's choice: every stage
+// Offload to host memory (schedule.offload). `stages` holds the policy's choice: every stage
 // for ALL, the listed ones for STAGES, all candidates for SELECTIVE (which the scheduler
 // then narrows down).
 struct OffloadSpec {
@@ -32,7 +32,9 @@ struct OffloadSpec {
   proto::Offload::Policy policy = proto::Offload::ALL;
   std::vector<int32_t> stages;
   int32_t prefetch_horizon = 2;
-  double fraction = 1.0;
+  double fraction = 1.0;  // of each activation stash
+  bool activations = true;
+  bool weight_stashes = false;  // asynchronous pipelines' stashed weight versions
 };
 
 // PIPEDREAM_ASYNC, PIPEDREAM_2BW, APAPO: no flush between iterations.
