@@ -99,6 +99,72 @@ struct LmHeadImpl : torch::nn::Module {
 };
 TORCH_MODULE(LmHead);
 
+// ResNet (He et al. 2016), as torchvision builds it: convolutions without bias, each
+// followed by a BatchNorm (weight 1, bias 0); torchvision's Kaiming initialisation. The
+// BatchNorms normalise over the microbatch in training mode; the single-process reference
+// (reference_training.cpp) runs the same microbatches, so the pipeline still equals it.
+// Their running statistics are buffers: not parameters, not trained, not costed.
+torch::nn::Conv2d resnet_conv(int64_t in, int64_t out, int64_t kernel, int64_t stride) {
+  torch::nn::Conv2d conv(
+      torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
+  torch::nn::init::kaiming_normal_(conv->weight, 0, torch::kFanOut, torch::kReLU);
+  return conv;
+}
+
+// stride 1: the CIFAR stem (3x3 conv, BN, ReLU); stride 2: ImageNet's (7x7 conv stride 2,
+// BN, ReLU, 3x3 max pool stride 2).
+struct ResnetStemImpl : torch::nn::Module {
+  explicit ResnetStemImpl(const ArchLayer& layer)
+      : pool(layer.stride > 1),
+        conv(register_module("conv", resnet_conv(layer.in, layer.out, pool ? 7 : 3, pool ? 2 : 1))),
+        bn(register_module("bn", torch::nn::BatchNorm2d(layer.out))) {}
+  torch::Tensor forward(torch::Tensor x) {
+    x = torch::relu(bn(conv(x)));
+    return pool ? torch::max_pool2d(x, 3, 2, 1) : x;
+  }
+  bool pool;
+  torch::nn::Conv2d conv;
+  torch::nn::BatchNorm2d bn;
+};
+TORCH_MODULE(ResnetStem);
+
+// conv3x3(stride)-BN-ReLU-conv3x3-BN, plus the shortcut (1x1 conv(stride)-BN when the
+// shape changes), add, ReLU.
+struct BasicBlockImpl : torch::nn::Module {
+  explicit BasicBlockImpl(const ArchLayer& layer)
+      : conv1(register_module("conv1", resnet_conv(layer.in, layer.out, 3, layer.stride))),
+        bn1(register_module("bn1", torch::nn::BatchNorm2d(layer.out))),
+        conv2(register_module("conv2", resnet_conv(layer.out, layer.out, 3, 1))),
+        bn2(register_module("bn2", torch::nn::BatchNorm2d(layer.out))) {
+    if (layer.stride != 1 || layer.in != layer.out) {
+      shortcut_conv =
+          register_module("shortcut_conv", resnet_conv(layer.in, layer.out, 1, layer.stride));
+      shortcut_bn = register_module("shortcut_bn", torch::nn::BatchNorm2d(layer.out));
+    }
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    const torch::Tensor y = bn2(conv2(torch::relu(bn1(conv1(x)))));
+    const torch::Tensor shortcut = shortcut_conv ? shortcut_bn(shortcut_conv(x)) : x;
+    return torch::relu(y + shortcut);
+  }
+  torch::nn::Conv2d conv1;
+  torch::nn::BatchNorm2d bn1;
+  torch::nn::Conv2d conv2;
+  torch::nn::BatchNorm2d bn2;
+  torch::nn::Conv2d shortcut_conv{nullptr};
+  torch::nn::BatchNorm2d shortcut_bn{nullptr};
+};
+TORCH_MODULE(BasicBlock);
+
+// Global average pool [B, C, H, W] -> [B, C], then the classifier.
+struct PoolLinearImpl : torch::nn::Module {
+  explicit PoolLinearImpl(const ArchLayer& layer)
+      : fc(register_module("fc", torch::nn::Linear(layer.in, layer.out))) {}
+  torch::Tensor forward(torch::Tensor x) { return fc(x.mean({2, 3})); }
+  torch::nn::Linear fc;
+};
+TORCH_MODULE(PoolLinear);
+
 torch::nn::AnyModule make_layer(const ZooArchitecture& arch, const ArchLayer& layer) {
   switch (layer.kind) {
     case ArchKind::kLinear:
@@ -113,6 +179,12 @@ torch::nn::AnyModule make_layer(const ZooArchitecture& arch, const ArchLayer& la
       return torch::nn::AnyModule(TransformerBlock(layer.in, arch.heads));
     case ArchKind::kLmHead:
       return torch::nn::AnyModule(LmHead(layer.in, layer.out));
+    case ArchKind::kResnetStem:
+      return torch::nn::AnyModule(ResnetStem(layer));
+    case ArchKind::kBasicBlock:
+      return torch::nn::AnyModule(BasicBlock(layer));
+    case ArchKind::kPoolLinear:
+      return torch::nn::AnyModule(PoolLinear(layer));
   }
   throw std::logic_error("unknown architecture layer");
 }

@@ -4,6 +4,7 @@
 // the zoo's efficiency. Every formula and its source is in docs/models.md.
 #include <cstdint>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -127,7 +128,7 @@ std::vector<ModelLayer> vgg16(const proto::Zoo& zoo) {
       conv_in_block = 0;
       continue;
     }
-    out = vgg16_width(out, zoo.width_scale());
+    out = scaled_width(out, zoo.width_scale());
     const double hw = static_cast<double>(size * size);
     const double flops = 2.0 * channels * out * 9 * hw;
     const double act = out * hw * kFp32;
@@ -137,12 +138,100 @@ std::vector<ModelLayer> vgg16(const proto::Zoo& zoo) {
     channels = out;
   }
   // Classifier: flatten (512 * (image/32)^2) -> 4096 -> 4096 -> classes.
-  const int64_t fc = vgg16_width(4096, zoo.width_scale());
+  const int64_t fc = scaled_width(4096, zoo.width_scale());
   const int64_t dims[] = {channels * size * size, fc, fc, classes};
   for (int i = 0; i < 3; ++i) {
     const double act = static_cast<double>(dims[i + 1]) * kFp32;
     layers.push_back(layer("fc" + std::to_string(6 + i), 2.0 * dims[i] * dims[i + 1], act, act,
                            (dims[i] + 1) * dims[i + 1] * static_cast<int64_t>(kFp32)));
+  }
+  return layers;
+}
+
+// ResNet with BasicBlocks (He et al. 2016), costed from the architecture the LibTorch
+// backend builds (sim/model/zoo_architecture.cpp). FLOPs count the convolutions and the
+// FC (a multiply-add is 2); BatchNorm, ReLU, the residual add and the pools are left out
+// (under 1% of the total). Parameters: conv weights (no bias), 2 per BatchNorm channel
+// (weight, bias; the running statistics are buffers), the FC's weight and bias; fp32.
+// Stash: what autograd keeps for the backward beyond the layer's input (the previous
+// layer's output, counted there): each BatchNorm's input, each ReLU's output (which is also
+// the next conv's input), the max pool's int64 indices, and the layer's output, fp32.
+std::vector<ModelLayer> resnet(const proto::Zoo& zoo) {
+  const int depth = resnet_depth(zoo);
+  if (resnet_blocks(depth).empty()) {
+    field_error("layers", "the resnet depth must be 18 or 34 (BasicBlock ResNets), got " +
+                              std::to_string(depth));
+  }
+  const int64_t image = zoo.image_size();
+  const bool cifar = image <= kResnetCifarMaxImage;
+  const int64_t multiple = cifar ? 8 : 32;
+  if (image <= 0 || image % multiple != 0) {
+    const std::string rule =
+        cifar ? "a positive multiple of 8 up to 64 (the CIFAR stem, then three stride-2 stages)"
+              : "a multiple of 32 above 64 (the ImageNet stem's stride-2 conv and max pool, then "
+                "three stride-2 stages)";
+    field_error("image_size", "must be " + rule + ", got " + std::to_string(image));
+  }
+  if (zoo.num_classes() <= 0) {
+    field_error("num_classes", "must be positive, got " + std::to_string(zoo.num_classes()));
+  }
+  if (!(zoo.width_scale() > 0 && zoo.width_scale() <= 1)) {
+    field_error("width_scale", "must be in (0, 1], got " + shortest(zoo.width_scale()));
+  }
+
+  const ZooArchitecture arch = zoo_architecture(zoo);
+  std::vector<ModelLayer> layers;
+  int stage = 1, block = 0;
+  for (size_t l = 0; l < arch.layers.size(); ++l) {
+    const ArchLayer& a = arch.layers[l];
+    const std::vector<int64_t>& in_shape = arch.boundary_shapes[l];
+    const std::vector<int64_t>& out_shape = arch.boundary_shapes[l + 1];
+    double out_values = 1;
+    for (int64_t d : out_shape) out_values *= static_cast<double>(d);
+    const double act = out_values * kFp32;
+    const double cin = static_cast<double>(a.in), cout = static_cast<double>(a.out);
+    switch (a.kind) {
+      case ArchKind::kResnetStem: {
+        if (a.stride == 1) {  // CIFAR: 3x3 conv at full size
+          const double hw = static_cast<double>(in_shape[1] * in_shape[2]);
+          layers.push_back(layer("stem", 2 * cin * cout * 9 * hw, act, 2 * act,
+                                 (a.in * 9 + 2) * a.out * static_cast<int64_t>(kFp32)));
+        } else {  // ImageNet: 7x7 conv stride 2 to H/2, then the max pool to H/4
+          const double conv_hw = static_cast<double>(in_shape[1] * in_shape[2]) / 4;
+          const double conv_out = cout * conv_hw * kFp32;
+          layers.push_back(layer("stem", 2 * cin * cout * 49 * conv_hw, act,
+                                 2 * conv_out + out_values * (8 + kFp32),
+                                 (a.in * 49 + 2) * a.out * static_cast<int64_t>(kFp32)));
+        }
+        break;
+      }
+      case ArchKind::kBasicBlock: {
+        const double hw = static_cast<double>(out_shape[1] * out_shape[2]);
+        const bool projection = a.stride != 1 || a.in != a.out;
+        double flops = 2 * cin * cout * 9 * hw + 2 * cout * cout * 9 * hw;
+        int64_t params = (9 * a.in * a.out + 2 * a.out) + (9 * a.out * a.out + 2 * a.out);
+        if (projection) {
+          flops += 2 * cin * cout * hw;
+          params += a.in * a.out + 2 * a.out;
+        }
+        if (a.stride == 2) {  // the first block of stages 2-4
+          ++stage;
+          block = 0;
+        }
+        // BN1 input, ReLU1 output, BN2 input, [shortcut BN input], the output.
+        const double stash = (projection ? 5 : 4) * act;
+        layers.push_back(layer("layer" + std::to_string(stage) + "_" + std::to_string(block++),
+                               flops, act, stash, params * static_cast<int64_t>(kFp32)));
+        break;
+      }
+      case ArchKind::kPoolLinear:
+        // The mean over H x W keeps nothing; the FC keeps its pooled input.
+        layers.push_back(layer("head", 2 * cin * cout, act, cin * kFp32 + act,
+                               (a.in + 1) * a.out * static_cast<int64_t>(kFp32)));
+        break;
+      default:
+        throw std::logic_error("resnet: unexpected architecture layer");
+    }
   }
   return layers;
 }
@@ -167,7 +256,7 @@ std::vector<ModelLayer> mlp(const proto::Zoo& zoo) {
 }  // namespace
 
 ModelSpec model_from_zoo(const proto::Zoo& zoo) {
-  if (!zoo.has_name()) throw InputError("model.zoo.name: missing (known: gpt, vgg16, mlp)");
+  if (!zoo.has_name()) throw InputError("model.zoo.name: missing (known: gpt, vgg16, resnet, mlp)");
   if (!(zoo.efficiency() > 0 && zoo.efficiency() <= 1)) {
     field_error("efficiency", "must be in (0, 1], got " + shortest(zoo.efficiency()));
   }
@@ -178,8 +267,10 @@ ModelSpec model_from_zoo(const proto::Zoo& zoo) {
     spec.layers = vgg16(zoo);
   } else if (zoo.name() == "mlp") {
     spec.layers = mlp(zoo);
+  } else if (zoo.name() == "resnet") {
+    spec.layers = resnet(zoo);
   } else {
-    field_error("name", "unknown zoo model '" + zoo.name() + "' (known: gpt, vgg16, mlp)");
+    field_error("name", "unknown zoo model '" + zoo.name() + "' (known: gpt, vgg16, resnet, mlp)");
   }
   const int count = static_cast<int>(spec.layers.size());
   for (int i = 0; i + 1 < count; ++i) spec.layers[i].consumers = {i + 1};

@@ -11,8 +11,16 @@ const std::vector<int64_t>& vgg16_configuration() {
   return kConfig;
 }
 
-int64_t vgg16_width(int64_t width, double scale) {
+int64_t scaled_width(int64_t width, double scale) {
   return std::max<int64_t>(1, std::llround(static_cast<double>(width) * scale));
+}
+
+int resnet_depth(const proto::Zoo& zoo) { return zoo.has_layers() ? zoo.layers() : 18; }
+
+std::vector<int> resnet_blocks(int depth) {
+  if (depth == 18) return {2, 2, 2, 2};
+  if (depth == 34) return {3, 4, 6, 3};
+  return {};
 }
 
 namespace {
@@ -46,11 +54,11 @@ ZooArchitecture vgg16(const proto::Zoo& zoo) {
       size /= 2;
       continue;
     }
-    out = vgg16_width(out, zoo.width_scale());
+    out = scaled_width(out, zoo.width_scale());
     a.layers.push_back({ArchKind::kConv3x3, channels, out, /*relu=*/true});
     channels = out;
   }
-  const int64_t fc = vgg16_width(4096, zoo.width_scale());
+  const int64_t fc = scaled_width(4096, zoo.width_scale());
   const int64_t dims[] = {channels * size * size, fc, fc, zoo.num_classes()};
   a.boundary_shapes.push_back({channels, size, size});
   for (int i = 0; i < 3; ++i) {
@@ -73,11 +81,39 @@ ZooArchitecture mlp(const proto::Zoo& zoo) {
   return a;
 }
 
+// ResNet with BasicBlocks (He et al. 2016): a stem, four stages of 64, 128, 256, 512
+// channels (times width_scale) whose first block (stages 2-4) halves the size, a head.
+ZooArchitecture resnet(const proto::Zoo& zoo) {
+  ZooArchitecture a;
+  a.classes = zoo.num_classes();
+  const bool cifar = zoo.image_size() <= kResnetCifarMaxImage;
+  int64_t channels = scaled_width(64, zoo.width_scale()), size = zoo.image_size();
+  a.boundary_shapes.push_back({3, size, size});
+  a.layers.push_back({ArchKind::kResnetStem, 3, channels, true, false, cifar ? 1 : 2});
+  if (!cifar) size /= 4;  // the 7x7 conv's stride and the max pool's
+  const std::vector<int> blocks = resnet_blocks(resnet_depth(zoo));
+  for (size_t stage = 0; stage < blocks.size(); ++stage) {
+    const int64_t out = scaled_width(int64_t{64} << stage, zoo.width_scale());
+    for (int b = 0; b < blocks[stage]; ++b) {
+      const int64_t stride = stage > 0 && b == 0 ? 2 : 1;
+      a.boundary_shapes.push_back({channels, size, size});
+      a.layers.push_back({ArchKind::kBasicBlock, channels, out, true, false, stride});
+      channels = out;
+      size /= stride;
+    }
+  }
+  a.boundary_shapes.push_back({channels, size, size});
+  a.layers.push_back({ArchKind::kPoolLinear, channels, zoo.num_classes()});
+  a.boundary_shapes.push_back({zoo.num_classes()});
+  return a;
+}
+
 }  // namespace
 
 ZooArchitecture zoo_architecture(const proto::Zoo& zoo) {
   if (zoo.name() == "gpt") return gpt(zoo);
   if (zoo.name() == "vgg16") return vgg16(zoo);
+  if (zoo.name() == "resnet") return resnet(zoo);
   return mlp(zoo);
 }
 

@@ -18,6 +18,12 @@ enum class ArchKind {
   kEmbedding,         // token + position embedding: ids [S] -> [S, H]
   kTransformerBlock,  // pre-layernorm causal self-attention + 4H MLP, residuals
   kLmHead,            // final layernorm + logits [S, H] -> [S, V], no bias
+  // ResNet (BasicBlock). Convolutions have no bias: each is followed by a BatchNorm.
+  kResnetStem,  // stride 1: 3x3 conv, BN, ReLU (CIFAR); stride 2: 7x7 conv stride 2, BN,
+                // ReLU, 3x3 max pool stride 2 (ImageNet)
+  kBasicBlock,  // conv3x3(stride)-BN-ReLU-conv3x3-BN + shortcut, add, ReLU; the shortcut is
+                // a 1x1 conv(stride) + BN when stride > 1 or in != out, else the identity
+  kPoolLinear,  // global average pool [C, H, W] -> [C], then linear C -> classes
 };
 
 struct ArchLayer {
@@ -26,6 +32,7 @@ struct ArchLayer {
   int64_t out = 0;
   bool relu = false;
   bool flatten = false;
+  int64_t stride = 1;  // kResnetStem, kBasicBlock
 };
 
 struct ZooArchitecture {
@@ -42,7 +49,15 @@ ZooArchitecture zoo_architecture(const proto::Zoo& zoo);
 
 // VGG-16 configuration D: output channels of each layer, 0 for a 2x2 max pool.
 const std::vector<int64_t>& vgg16_configuration();
-// A VGG width (channels, or the classifier's 4096) scaled by model.zoo.width_scale.
-int64_t vgg16_width(int64_t width, double scale);
+// A width (channels, or VGG's classifier 4096) scaled by model.zoo.width_scale: rounded,
+// at least 1.
+int64_t scaled_width(int64_t width, double scale);
+
+// ResNet: the depth model.zoo.layers asks for (18 when unset), and the BasicBlocks of each
+// of its four stages ({2,2,2,2} for 18, {3,4,6,3} for 34; empty for any other depth).
+int resnet_depth(const proto::Zoo& zoo);
+std::vector<int> resnet_blocks(int depth);
+// Images up to this size get the CIFAR stem (no downsampling), larger ones ImageNet's.
+constexpr int64_t kResnetCifarMaxImage = 64;  // zoo.cpp's image_size error says 64
 
 }  // namespace pipetwin

@@ -81,7 +81,10 @@ INSTANTIATE_TEST_SUITE_P(
         "builtin:vgg16-cpu-2rank --set schedule.kind=ONE_F_ONE_B",
         "builtin:vgg16-cpu-2rank --set schedule.kind=UMPIPE "
         "--set 'schedule.stage_plans[0]=forward_sizes: [8,24] backward_sizes: [4,4,24]' "
-        "--set 'schedule.stage_plans[1]=forward_sizes: [16,16] backward_sizes: [32]'"),
+        "--set 'schedule.stage_plans[1]=forward_sizes: [16,16] backward_sizes: [32]'",
+        // BatchNorm normalises over the microbatch: the reference runs the same ones.
+        "builtin:resnet18-cpu-2rank --set schedule.kind=ONE_F_ONE_B",
+        "builtin:resnet18-cpu-2rank --set schedule.kind=GPIPE"),
     [](const auto& info) { return "case" + std::to_string(info.index); });
 
 TEST(RealRunTimeline, RecordsEveryInstructionInProgramOrder) {
@@ -127,7 +130,7 @@ TEST_P(RealRunTraining, LossGoesDown) {
 
 INSTANTIATE_TEST_SUITE_P(ZooModels, RealRunTraining,
                          ::testing::Values("builtin:mlp-cpu-2rank", "builtin:gpt-cpu-2rank",
-                                           "builtin:vgg16-cpu-2rank"),
+                                           "builtin:vgg16-cpu-2rank", "builtin:resnet18-cpu-2rank"),
                          [](const auto& info) { return "case" + std::to_string(info.index); });
 
 TEST(RealRunFaults, ADeadRankFailsTheRunAndLeavesNoProcess) {
@@ -291,7 +294,7 @@ TEST_P(RealRunModules, HaveTheParametersTheCostModelCounts) {
 
 INSTANTIATE_TEST_SUITE_P(ZooModels, RealRunModules,
                          ::testing::Values("builtin:mlp-cpu-2rank", "builtin:gpt-cpu-2rank",
-                                           "builtin:vgg16-cpu-2rank"),
+                                           "builtin:vgg16-cpu-2rank", "builtin:resnet18-cpu-2rank"),
                          [](const auto& info) { return "case" + std::to_string(info.index); });
 
 // On CPU the backend counts the activation tensors each forward's layers produced (what

@@ -346,6 +346,99 @@ TEST(Zoo, Vgg16PublishedFigures) {
   EXPECT_EQ(msg.rfind("model.zoo.image_size: ", 0), 0u) << msg;
 }
 
+proto::Zoo resnet_zoo(int depth, int image, int classes) {
+  proto::Zoo zoo;
+  zoo.set_name("resnet");
+  if (depth != 0) zoo.set_layers(depth);  // 0: unset
+  zoo.set_image_size(image);
+  zoo.set_num_classes(classes);
+  return zoo;
+}
+
+struct Totals {
+  double flops = 0;
+  int64_t parameter_bytes = 0;
+};
+
+Totals totals(const ModelSpec& spec) {
+  Totals t;
+  for (const ModelLayer& l : spec.layers) {
+    t.flops += l.fwd.flops_per_sample;
+    t.parameter_bytes += l.parameter_bytes;
+  }
+  return t;
+}
+
+TEST(Zoo, Resnet18PublishedFigures) {
+  // ImageNet: torchvision's resnet18 has 11,689,512 parameters (BatchNorm weights and
+  // biases included); He et al. 2016 table 1: 1.8 G multiply-adds (1.82 G counted).
+  const ModelSpec imagenet = model_from_zoo(resnet_zoo(/*unset: 18*/ 0, 224, 1000));
+  ASSERT_EQ(imagenet.layers.size(), 10u);  // stem, 8 BasicBlocks, head
+  EXPECT_EQ(imagenet.layers[0].name, "stem");
+  EXPECT_EQ(imagenet.layers[1].name, "layer1_0");
+  EXPECT_EQ(imagenet.layers[2].name, "layer1_1");
+  EXPECT_EQ(imagenet.layers[3].name, "layer2_0");
+  EXPECT_EQ(imagenet.layers[8].name, "layer4_1");
+  EXPECT_EQ(imagenet.layers[9].name, "head");
+  const Totals i18 = totals(imagenet);
+  EXPECT_EQ(i18.parameter_bytes, 4 * 11689512LL);
+  EXPECT_NEAR(i18.flops / 2, 1.82e9, 0.02 * 1.82e9);
+  // Stem output 64 x 56 x 56, layer4 output 512 x 7 x 7, logits, all fp32.
+  EXPECT_DOUBLE_EQ(imagenet.layers[0].activation_bytes_per_sample, 64 * 56 * 56 * 4);
+  EXPECT_DOUBLE_EQ(imagenet.layers[8].activation_bytes_per_sample, 512 * 7 * 7 * 4);
+  EXPECT_DOUBLE_EQ(imagenet.layers[9].activation_bytes_per_sample, 1000 * 4);
+  // A projection block (layer2_0) keeps one tensor more than an identity block.
+  EXPECT_DOUBLE_EQ(imagenet.layers[2].stash_bytes_per_sample, 4 * 64 * 56 * 56 * 4);
+  EXPECT_DOUBLE_EQ(imagenet.layers[3].stash_bytes_per_sample, 5 * 128 * 28 * 28 * 4);
+  for (const ModelLayer& l : imagenet.layers) {
+    EXPECT_DOUBLE_EQ(l.bwd.flops_per_sample, 2 * l.fwd.flops_per_sample) << l.name;
+  }
+
+  // CIFAR (32 x 32, 3x3 stem, no max pool; kuangliu/pytorch-cifar): 11,173,962 parameters,
+  // 0.56 G multiply-adds.
+  const ModelSpec cifar = model_from_zoo(resnet_zoo(18, 32, 10));
+  ASSERT_EQ(cifar.layers.size(), 10u);
+  const Totals c18 = totals(cifar);
+  EXPECT_EQ(c18.parameter_bytes, 4 * 11173962LL);
+  EXPECT_NEAR(c18.flops / 2, 0.56e9, 0.02 * 0.56e9);
+  EXPECT_DOUBLE_EQ(cifar.layers[0].activation_bytes_per_sample, 64 * 32 * 32 * 4);
+  EXPECT_DOUBLE_EQ(cifar.layers[8].activation_bytes_per_sample, 512 * 4 * 4 * 4);
+
+  // ResNet-34 ImageNet: 21,797,672 parameters (torchvision), 3.6 G multiply-adds.
+  const ModelSpec r34 = model_from_zoo(resnet_zoo(34, 224, 1000));
+  ASSERT_EQ(r34.layers.size(), 18u);  // stem, 16 BasicBlocks, head
+  EXPECT_EQ(r34.layers[16].name, "layer4_2");
+  const Totals i34 = totals(r34);
+  EXPECT_EQ(i34.parameter_bytes, 4 * 21797672LL);
+  EXPECT_NEAR(i34.flops / 2, 3.6e9, 0.02 * 3.6e9);
+
+  // width_scale scales every channel count: 1/8 of ResNet-18 has about 1/64 the convs.
+  proto::Zoo narrow = resnet_zoo(18, 32, 10);
+  narrow.set_width_scale(0.125);
+  const Totals n18 = totals(model_from_zoo(narrow));
+  EXPECT_LT(n18.parameter_bytes, c18.parameter_bytes / 50);
+  EXPECT_GT(n18.parameter_bytes, c18.parameter_bytes / 80);
+}
+
+TEST(Zoo, ResnetErrorsNameTheField) {
+  for (int depth : {50, 20, -1}) {
+    const std::string msg = input_error([&] { model_from_zoo(resnet_zoo(depth, 32, 10)); });
+    EXPECT_EQ(msg.rfind("model.zoo.layers: ", 0), 0u) << msg;
+    EXPECT_NE(msg.find("18 or 34"), std::string::npos) << msg;
+  }
+  for (int image : {36, 0, 96 + 16, -32}) {
+    const std::string msg = input_error([&] { model_from_zoo(resnet_zoo(18, image, 10)); });
+    EXPECT_EQ(msg.rfind("model.zoo.image_size: ", 0), 0u) << image << ": " << msg;
+  }
+  EXPECT_NO_THROW(model_from_zoo(resnet_zoo(18, 96, 10)));  // ImageNet stem, 96 = 3 x 32
+  EXPECT_NO_THROW(model_from_zoo(resnet_zoo(34, 64, 10)));  // CIFAR stem, 64 = 8 x 8
+  proto::Zoo zoo = resnet_zoo(18, 32, 0);
+  EXPECT_EQ(input_error([&] { model_from_zoo(zoo); }).rfind("model.zoo.num_classes: ", 0), 0u);
+  zoo = resnet_zoo(18, 32, 10);
+  zoo.set_width_scale(1.5);
+  EXPECT_EQ(input_error([&] { model_from_zoo(zoo); }).rfind("model.zoo.width_scale: ", 0), 0u);
+}
+
 TEST(Zoo, Mlp) {
   proto::Zoo zoo;
   zoo.set_name("mlp");
@@ -399,7 +492,7 @@ TEST(Zoo, ErrorsNameTheField) {
   proto::Zoo unknown;
   unknown.set_name("bert");
   EXPECT_EQ(input_error([&] { model_from_zoo(unknown); }),
-            "model.zoo.name: unknown zoo model 'bert' (known: gpt, vgg16, mlp)");
+            "model.zoo.name: unknown zoo model 'bert' (known: gpt, vgg16, resnet, mlp)");
 }
 
 }  // namespace
