@@ -91,8 +91,8 @@ void print_autocache(std::ostream& out, const ResolvedScenario& setup, const Tra
     return;
   }
   for (const CacheEvent& c : run.caches) {
-    const double read = cached_bytes_per_sample(setup.model, c.cached_layers) *
-                        setup.training.global_batch;
+    const double read =
+        cached_bytes_per_sample(setup.model, c.cached_layers) * setup.training.global_batch;
     out << "AutoCache      from iteration " << c.iteration << ": " << c.cached_layers
         << " layers from a " << format_bytes(static_cast<double>(c.bytes))
         << " cache in host memory, " << format_bytes(read) << " per iteration"

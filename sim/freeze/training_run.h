@@ -91,9 +91,8 @@ std::vector<CacheEvent> cache_events(const ResolvedScenario& setup,
 // on the fewest stages (a divisor of the stage count) whose slowest stage, with the new
 // costs, is no slower than the original pipeline's slowest before freezing, that fit in
 // memory and that simulate no slower, the freed devices becoming data-parallel replicas.
-PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen,
-                     const SimulationOptions& options, const PhasePlan* current = nullptr,
-                     int32_t cached = 0);
+PhasePlan plan_phase(const ResolvedScenario& base, int32_t frozen, const SimulationOptions& options,
+                     const PhasePlan* current = nullptr, int32_t cached = 0);
 
 // The device that holds `layer` in replica `replica` of a plan (phase_setup's placement:
 // stage s of replica r on device s + r x stages), and whether `device` holds it at all.

@@ -470,7 +470,8 @@ OffloadSpec resolve_offload(const Checker& check, const proto::Schedule& p, int3
   if (o.weight_stashes() && !is_asynchronous(p.kind())) {
     check.fail("schedule.offload.weight_stashes",
                "only asynchronous pipelines (PIPEDREAM_ASYNC, PIPEDREAM_2BW, APAPO) stash weight "
-               "versions; " + proto::ScheduleKind_Name(p.kind()) + " keeps one");
+               "versions; " +
+                   proto::ScheduleKind_Name(p.kind()) + " keeps one");
   }
   if (!o.activations() && !o.weight_stashes()) {
     check.fail("schedule.offload.activations",

@@ -87,8 +87,8 @@ class Lowering {
     // Per device and update in its order: the update's ALLREDUCE on each replica.
     std::vector<std::vector<std::vector<int32_t>>> reductions(run.size());
     // Per replica and device: its compute lane, OPTIMs included (for offload).
-    std::vector<std::vector<std::vector<Step>>> lanes(
-        layout_.replicas, std::vector<std::vector<Step>>(run.size()));
+    std::vector<std::vector<std::vector<Step>>> lanes(layout_.replicas,
+                                                      std::vector<std::vector<Step>>(run.size()));
     for (int32_t r = 0; r < layout_.replicas; ++r) {
       for (size_t d = 0; d < run.size(); ++d) {
         int32_t update = 0;
@@ -214,7 +214,7 @@ class Lowering {
   // Replica r's update of an asynchronous run, after the BWD it follows (with
   // update_every_microbatch it covers that microbatch's samples).
   Update emit_async_update(int32_t r, const RunAction& ra, const std::vector<ComputeIds>& ids,
-                            bool update_every_microbatch) {
+                           bool update_every_microbatch) {
     const int32_t s = ra.action.stage, m = ra.action.microbatch;
     return update_every_microbatch
                ? emit_update(r, s, ra.iteration, global_microbatch(r, Op::kBwd, s, m),
@@ -226,7 +226,7 @@ class Lowering {
   // Replica r's OPTIM of stage s over `samples`, after the BWD `bwd`: with replicas through
   // an ALLREDUCE of the stage's gradients (else none, -1).
   Update emit_update(int32_t r, int32_t s, int32_t it, int32_t microbatch, SampleRange samples,
-                      int32_t bwd, bool optim_waits_for_bwd) {
+                     int32_t bwd, bool optim_waits_for_bwd) {
     Instruction update;
     update.device = device(r, s);
     update.stage = s;
@@ -559,7 +559,7 @@ class Lowering {
   int32_t replica_batch_;
   ProgramBuilder builder_;
   std::unordered_map<Key, int32_t, KeyHash> open_;  // transfers whose other end is not emitted yet
-  int32_t next_pair_ = 0;                            // copies: offload and reload pairs
+  int32_t next_pair_ = 0;                           // copies: offload and reload pairs
 };
 
 }  // namespace

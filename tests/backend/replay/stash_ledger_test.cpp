@@ -113,5 +113,38 @@ TEST(StashLedger, EveryBlockIsAllocatedAndReleasedOnce) {
   }
 }
 
+// Asynchronous pipelines offloading their weight stashes (and, every other trial, their
+// activations): a reloaded version is a block from its reload's start to its last
+// backward's end, so the blocks' peak at the analytic times is memory_curve's above the
+// resident weights, on every rank; every block is released.
+TEST(StashLedger, ReloadedWeightVersionsFollowTheSimulatorsMemoryCurve) {
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 30; ++trial) {
+    const auto kind = trial % 2 ? proto::PIPEDREAM_ASYNC : proto::PIPEDREAM_2BW;
+    const int stages = std::uniform_int_distribution<int>(2, 5)(rng);
+    const int microbatches = std::uniform_int_distribution<int>(stages, 8)(rng);
+    ResolvedScenario setup = testing::uniform_setup(kind, stages, microbatches, 1e-3, 2e-3);
+    for (ModelLayer& layer : setup.model.layers) layer.parameter_bytes = 40000;
+    setup.training.iterations = 3;
+    enable_offload(setup, std::uniform_int_distribution<int>(0, 3)(rng), 1.0);
+    setup.schedule.offload.weight_stashes = true;
+    setup.schedule.offload.activations = trial % 4 < 2;
+    const Program p = build_program(setup);
+    const MemoryCurve curve = memory_curve(p, run_analytic(p, setup.cluster));
+    for (int32_t rank = 0; rank < p.num_devices; ++rank) {
+      EXPECT_EQ(peak_at_analytic_times(p, setup, rank),
+                curve.peaks[rank].bytes - p.static_bytes[rank])
+          << "trial " << trial << " rank " << rank;
+      const StashLedger ledger = stash_ledger(make_replay_plan(p, rank, {1e15, false}));
+      int64_t held = 0;
+      for (const StashActions& act : ledger.actions) {
+        for (const StashBlock& b : act.allocate) held += b.bytes;
+        for (const StashBlock& b : act.release) held -= b.bytes;
+      }
+      EXPECT_EQ(held, 0) << "trial " << trial << " rank " << rank;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pipetwin

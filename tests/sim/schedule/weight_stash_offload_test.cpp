@@ -51,6 +51,8 @@ ResolvedScenario weighted_setup(proto::ScheduleKind kind, int K, int M, int iter
   setup.training.iterations = iterations;
   if (kind == proto::PIPEDREAM_2BW) setup.training.microbatches = std::max(M, K);
   if (kind == proto::PIPEDREAM_2BW) setup.training.global_batch = 4 * std::max(M, K);
+  // APapo's default bound (0) is the synchronous limit: let microbatches run stale.
+  if (kind == proto::APAPO) setup.schedule.max_staleness = M;
   return setup;
 }
 
