@@ -9,6 +9,7 @@
 #include "sim/schedule/blocking_transfers.h"
 #include "sim/schedule/compute_order.h"
 #include "sim/schedule/pipefb_program.h"
+#include "sim/schedule/tensor_parallel.h"
 #include "sim/schedule/weight_versions.h"
 
 namespace pipetwin {
@@ -63,6 +64,9 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
       program.static_bytes[program.stage_device[s] + r * layout.devices_per_replica] +=
           static_cast<int64_t>(versions.alive[s] - 1) * layout.costs[s].weight_bytes;
     }
+  }
+  if (setup.training.tensor_parallel > 1) {
+    program = expand_tensor_parallel(program, layout, setup.training.tensor_parallel);
   }
   validate_program(program);
   return program;
@@ -125,6 +129,10 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   const auto ranges =
       equal_ranges(setup.training.global_batch / replicas, setup.training.microbatches);
   const BytesPerParameter per_parameter = bytes_per_parameter(setup.training);
+  // Tensor parallelism: what one GPU of a stage's T computes, holds and sends (the
+  // expansion onto the T GPUs comes after lowering, sim/schedule/tensor_parallel.h).
+  const int32_t tp = setup.training.tensor_parallel;
+  const double per_gpu = 1.0 / tp;
 
   int32_t first = 0;
   for (int32_t c = 0; c < chunks; ++c) {
@@ -134,8 +142,11 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
     cost.trains = false;
     for (int32_t l = first; l < last; ++l) {
       const ModelLayer& layer = layers[l];
-      const double parameters = layer.parameter_bytes / kFp32BytesPerParameter;
-      cost.fwd.add(layer.fwd.curve(device_flops(setup, device)));
+      const double parameters = layer.parameter_bytes / kFp32BytesPerParameter * per_gpu;
+      cost.fwd.add(layer.fwd.curve(device_flops(setup, device), tp));
+      cost.tp_fwd_collectives += layer.tp_fwd_collectives;
+      cost.tp_fwd_bytes_per_sample +=
+          layer.tp_fwd_collectives * layer.tp_allreduce_bytes_per_sample;
       cost.weight_bytes += std::llround(per_parameter.weights * parameters);
       // A frozen layer runs forward only: no backward, stash, gradient or optimizer state.
       const double resident = layer.frozen ? per_parameter.weights : per_parameter.total();
@@ -145,8 +156,17 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       }
       if (layer.frozen) continue;
       cost.trains = true;
-      cost.bwd.add(layer.bwd.curve(device_flops(setup, device)));
-      cost.stash_bytes_per_sample += layer.stash_bytes_per_sample;
+      cost.bwd.add(layer.bwd.curve(device_flops(setup, device), tp));
+      cost.tp_bwd_collectives += layer.tp_bwd_collectives;
+      cost.tp_bwd_bytes_per_sample +=
+          layer.tp_bwd_collectives * layer.tp_allreduce_bytes_per_sample;
+      // Korthikanti et al.: without sequence parallelism some of a block's stash is kept
+      // whole on every GPU of the stage.
+      const double undivided =
+          setup.training.sequence_parallel ? 0 : layer.tp_undivided_stash_bytes_per_sample;
+      cost.stash_bytes_per_sample +=
+          tp == 1 ? layer.stash_bytes_per_sample
+                  : undivided + (layer.stash_bytes_per_sample - undivided) * per_gpu;
       cost.gradient_bytes += std::llround(per_parameter.gradients * parameters);
       cost.optim_s += layer.optim_seconds;
     }
@@ -155,7 +175,8 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       for (int32_t l = 0; l < last; ++l) {
         for (int consumer : layers[l].consumers) {
           if (consumer >= last) {
-            cost.output_bytes_per_sample += layers[l].activation_bytes_per_sample;
+            // Megatron's scatter-gather: each GPU sends 1/T to its peer of the next stage.
+            cost.output_bytes_per_sample += layers[l].activation_bytes_per_sample * per_gpu;
             break;
           }
         }
@@ -224,6 +245,9 @@ Program build_program(const ResolvedScenario& setup) {
           ? pipefb_program(layout, setup.schedule.pipefb_recompute, setup.training.iterations)
           : lower(layout, order, setup.training.iterations);
   if (!setup.schedule.comm_overlap) block_compute_on_transfers(program);
+  if (setup.training.tensor_parallel > 1) {
+    program = expand_tensor_parallel(program, layout, setup.training.tensor_parallel);
+  }
   validate_program(program);
   return program;
 }

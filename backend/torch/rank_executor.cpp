@@ -152,6 +152,10 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
   if (is_asynchronous(setup.schedule.kind) && setup.freeze.enabled) {
     return "asynchronous pipelines on real ranks do not freeze layers (freeze)";
   }
+  if (setup.training.tensor_parallel > 1) {
+    return "real ranks do not split layers across ranks (training.tensor_parallel); simulate "
+           "tensor parallelism, or replay it on GPUs with --backend cuda";
+  }
   if (setup.freeze.cache_epoch_iterations > 0) {
     return "real ranks run every frozen layer's forward (freeze.autocache); simulate AutoCache "
            "with pipetwin simulate";

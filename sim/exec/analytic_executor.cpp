@@ -28,7 +28,8 @@ ExecutionTimes run_analytic(const Program& program, const ClusterSpec& cluster) 
     for (int32_t m : program.members_of_group(g)) devices.push_back(program.instructions[m].device);
     const int32_t first = program.members_of_group(g).front();
     const double seconds =
-        ring_allreduce_seconds(cluster, devices, program.instructions[first].bytes);
+        ring_allreduce_seconds(cluster, devices, program.instructions[first].bytes,
+                               program.instructions[first].collectives);
     for (int32_t m : program.members_of_group(g)) {
       durations[m] = seconds + program.instructions[m].interference_s;
     }

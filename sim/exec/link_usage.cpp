@@ -43,7 +43,9 @@ std::vector<LinkUsage> link_usage(const Program& program, const Topology& topolo
     const int32_t n = static_cast<int32_t>(members.size());
     for (int32_t k = 0; k < n; ++k) {
       const int32_t i = members[k];
-      const double bytes = 2.0 * (n - 1) * ring_chunk_bytes(program.instructions[i].bytes, n);
+      const int32_t c = program.instructions[i].collectives;
+      const double bytes =
+          2.0 * (n - 1) * c * ring_chunk_bytes(program.instructions[i].bytes, n * c);
       add(program.instructions[i].device, program.instructions[members[(k + 1) % n]].device,
           times.start_s[i], times.end_s[i], bytes);
     }

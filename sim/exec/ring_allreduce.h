@@ -16,8 +16,9 @@ inline int64_t ring_chunk_bytes(int64_t bytes, int32_t members) {
   return (bytes + members - 1) / members;
 }
 
-// `devices` in ring order.
+// `devices` in ring order. `collectives` all-reduces of bytes / collectives each, one
+// after the other (each pays its 2(D-1) latencies).
 double ring_allreduce_seconds(const ClusterSpec& cluster, std::span<const int32_t> devices,
-                              int64_t bytes);
+                              int64_t bytes, int32_t collectives = 1);
 
 }  // namespace pipetwin

@@ -81,6 +81,16 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
   // needs the token ids (int64).
   layers.push_back(
       layer("embedding", 0, sd * hd * kHalf, sd * 8, static_cast<int64_t>((v + s) * h * kFp32)));
+  // Tensor parallelism (Megatron-LM, Shoeybi et al. 2019): the vocabulary-parallel
+  // embedding all-reduces its output; each block's attention and MLP all-reduce theirs,
+  // forward and (their input gradients) backward; the head's input gradient is all-reduced
+  // (its cross-entropy reductions of b x s numbers are left out). Every collective carries
+  // s x h 16-bit values per sample. A block's stash keeps 10sh bytes undivided (its
+  // layernorm inputs and dropout masks, Korthikanti et al. 2022, table 2).
+  const double tp_bytes = sd * hd * kHalf;
+  layers.back().tp_fwd_collectives = 1;
+  layers.back().tp_undivided_stash_bytes_per_sample = sd * 8;  // the token ids
+  layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
   // Per block: QKV, projection and the 4h MLP matmuls (24sh^2) plus attention scores and
   // their product with V (4s^2h). Narayanan et al. 2021, eq. for F = 96Bslh^2(1+s/6h+...).
   const double block_flops = 24 * sd * hd * hd + 4 * sd * sd * hd;
@@ -91,6 +101,9 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
   for (int64_t i = 0; i < n; ++i) {
     layers.push_back(layer("block_" + std::to_string(i), block_flops, sd * hd * kHalf, block_stash,
                            block_params));
+    layers.back().tp_fwd_collectives = layers.back().tp_bwd_collectives = 2;
+    layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
+    layers.back().tp_undivided_stash_bytes_per_sample = 10 * sd * hd;
   }
   // Final layernorm + logits (untied: the last stage holds its own V x h matrix, as
   // pipeline-parallel Megatron does). The loss works on fp32 logits, which is what the
@@ -98,6 +111,8 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
   layers.push_back(layer("lm_head", 2 * sd * hd * vd, sd * vd * kHalf,
                          sd * vd * kFp32 + 2 * sd * hd * kHalf,
                          static_cast<int64_t>((v * h + 2 * h) * kFp32)));
+  layers.back().tp_bwd_collectives = 1;
+  layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
   return layers;
 }
 

@@ -63,6 +63,9 @@ inline bool copies_to_host(Op op) { return op == Op::kOffload || op == Op::kOffl
 
 struct Instruction {
   Op op = Op::kFwd;
+  // ALLREDUCE: how many all-reduces of bytes / collectives each it stands for (tensor
+  // parallelism's per-block collectives of one FWD or BWD), each paying its ring's latency.
+  uint16_t collectives = 1;
   int32_t device = 0;
   int32_t stage = 0;
   // Index of the range within its stage's partition of the minibatch. For a transfer,

@@ -19,6 +19,8 @@ struct Program {
   // True when some stage cuts the minibatch unevenly or differently from another;
   // then text forms show ranges instead of microbatch indices.
   bool show_ranges = false;
+  // GPUs per stage (tensor parallelism): devices t + T d, t < T, run the same ops.
+  int32_t tensor_parallel = 1;
 
   // Instructions grouped by lane: lane L = device * kLaneCount + lane holds
   // instructions [lane_begin[L], lane_begin[L + 1]) in execution order.
@@ -81,6 +83,7 @@ class ProgramBuilder {
   void set_static_bytes(std::vector<int64_t> bytes) { static_bytes_ = std::move(bytes); }
   void set_stage_device(std::vector<int32_t> devices) { stage_device_ = std::move(devices); }
   void set_show_ranges(bool show) { show_ranges_ = show; }
+  void set_tensor_parallel(int32_t gpus_per_stage) { tensor_parallel_ = gpus_per_stage; }
 
   Program finish() &&;
 
@@ -93,6 +96,7 @@ class ProgramBuilder {
   std::vector<int64_t> static_bytes_;
   std::vector<int32_t> stage_device_;
   bool show_ranges_ = false;
+  int32_t tensor_parallel_ = 1;
 };
 
 }  // namespace pipetwin

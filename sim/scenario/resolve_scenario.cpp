@@ -212,8 +212,15 @@ TrainingSpec resolve_training(const Checker& check, const proto::Scenario& s) {
     check.fail("training.mixed_precision",
                "needs a 16-bit training.precision (FP16 or BF16) next to the fp32 master weights");
   }
-  return {t.global_batch(),  t.microbatches(), t.iterations(),     t.optimizer(),
-          t.data_parallel(), t.precision(),    t.mixed_precision()};
+  check.positive(true, t.tensor_parallel(), "training.tensor_parallel");
+  if (t.sequence_parallel() && t.tensor_parallel() == 1) {
+    check.fail("training.sequence_parallel",
+               "splits activations among tensor-parallel GPUs: "
+               "set training.tensor_parallel above 1");
+  }
+  return {t.global_batch(),    t.microbatches(),    t.iterations(),
+          t.optimizer(),       t.data_parallel(),   t.precision(),
+          t.mixed_precision(), t.tensor_parallel(), t.sequence_parallel()};
 }
 
 // A layer gives each direction's cost one way: fwd_ms (scaled linearly), fixed and/or
@@ -388,9 +395,12 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
                "stages (" +
                    std::to_string(p.stages()) + "), so that two weight versions suffice");
   }
-  if (p.stages() * training.data_parallel > devices) {
+  if (int64_t{p.stages()} * training.data_parallel * training.tensor_parallel > devices) {
     check.fail("schedule.stages",
                std::to_string(p.stages()) + " stages" +
+                   (training.tensor_parallel > 1
+                        ? " of " + std::to_string(training.tensor_parallel) + " GPUs"
+                        : std::string()) +
                    (training.data_parallel > 1
                         ? " x " + std::to_string(training.data_parallel) + " replicas"
                         : std::string()) +
@@ -605,6 +615,30 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   if (setup.freeze.enabled && setup.schedule.kind != proto::GPIPE &&
       setup.schedule.kind != proto::ONE_F_ONE_B) {
     check.fail("freeze", "FreezePipe repartitions GPIPE and ONE_F_ONE_B pipelines");
+  }
+  if (const int32_t tp = setup.training.tensor_parallel; tp > 1) {
+    const bool splits = std::any_of(
+        setup.model.layers.begin(), setup.model.layers.end(),
+        [](const ModelLayer& l) { return l.tp_fwd_collectives + l.tp_bwd_collectives > 0; });
+    if (!splits) {
+      check.fail("training.tensor_parallel",
+                 "only transformer layers split across GPUs (model.zoo.name: gpt)");
+    }
+    if (setup.cluster.gpus_per_node % tp != 0) {
+      check.fail("training.tensor_parallel",
+                 std::to_string(tp) + " GPUs per stage must divide the node's " +
+                     std::to_string(setup.cluster.gpus_per_node) +
+                     " (a stage's all-reduces stay on the intra-node fabric)");
+    }
+    if (s.model().zoo().heads() % tp != 0) {
+      check.fail("training.tensor_parallel", "the " + std::to_string(s.model().zoo().heads()) +
+                                                 " attention heads do not split " +
+                                                 std::to_string(tp) + " ways");
+    }
+    if (setup.freeze.enabled || setup.schedule.kind == proto::PIPEFB) {
+      check.fail("training.tensor_parallel",
+                 "not with FreezePipe or PIPEFB, which place stages on devices themselves");
+    }
   }
   if (setup.freeze.cache_epoch_iterations > 0 && !setup.cluster.has_host_link) {
     check.fail("freeze.autocache", "the cache is read over cluster.host_link, which is missing");

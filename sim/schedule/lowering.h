@@ -25,6 +25,12 @@ struct StageCost {
   // False when every layer is frozen (FreezePipe): nothing upstream trains either, so
   // the gradient sent back into this stage carries no bytes (a token keeps the order).
   bool trains = true;
+  // Tensor parallelism: the all-reduces of one FWD and one BWD among the stage's GPUs
+  // (how many, and their bytes per sample together).
+  int32_t tp_fwd_collectives = 0;
+  int32_t tp_bwd_collectives = 0;
+  double tp_fwd_bytes_per_sample = 0;
+  double tp_bwd_bytes_per_sample = 0;
 };
 
 // One pipeline, replicated `replicas` times for data parallelism: replica r runs stage

@@ -141,8 +141,11 @@ class LaneRunner {
     const int32_t n = static_cast<int32_t>(members.size());
     const int32_t k =
         static_cast<int32_t>(std::find(members.begin(), members.end(), i) - members.begin());
-    const uint64_t chunk = static_cast<uint64_t>(ring_chunk_bytes(p_.instructions[i].bytes, n));
-    const int32_t steps = 2 * (n - 1);
+    // Several all-reduces in one op (tensor parallelism) run one after the other.
+    const int32_t collectives = p_.instructions[i].collectives;
+    const uint64_t chunk =
+        static_cast<uint64_t>(ring_chunk_bytes(p_.instructions[i].bytes, n * collectives));
+    const int32_t steps = 2 * (n - 1) * collectives;
     const int32_t from = p_.instructions[i].device;
     const int32_t to = p_.instructions[members[(k + 1) % n]].device;
     barriers_[g]->wait();

@@ -35,6 +35,16 @@ struct LayerCost {
   double seconds(double samples, double device_flops) const {
     return curve(device_flops).seconds(samples);
   }
+  // On each of `tensor_parallel` GPUs that split the layer: 1/T of its work, but the whole
+  // fixed time per pass (every GPU launches every kernel).
+  CostCurve curve(double device_flops, int tensor_parallel) const {
+    if (tensor_parallel == 1) return curve(device_flops);
+    CostCurve c =
+        CostCurve::linear(fixed_s + fixed_flops / device_flops / tensor_parallel,
+                          (seconds_per_sample + flops_per_sample / device_flops) / tensor_parallel);
+    if (!points.empty()) c.add(CostCurve::measured(points).scaled(1.0 / tensor_parallel));
+    return c;
+  }
 };
 
 struct ModelLayer {
@@ -47,6 +57,13 @@ struct ModelLayer {
   double optim_seconds = 0;                // the optimizer step over them
   // Frozen (FreezePipe): forward only; no backward, gradient, optimizer state or stash.
   bool frozen = false;
+  // Tensor parallelism (Megatron-LM): the all-reduces of one pass among the T GPUs of a
+  // stage, each of `tp_allreduce_bytes_per_sample`; and the part of the stash each GPU keeps
+  // whole (the rest is divided by T; everything is with sequence parallelism).
+  int32_t tp_fwd_collectives = 0;
+  int32_t tp_bwd_collectives = 0;
+  double tp_allreduce_bytes_per_sample = 0;
+  double tp_undivided_stash_bytes_per_sample = 0;
   // Indices (into ModelSpec::layers) of the later layers that read this layer's output.
   // A chain has {i + 1}; a DAG (ResNet branches) may have several. The bytes crossing a
   // cut between layer k and k+1 are the outputs of layers <= k read by a layer > k.

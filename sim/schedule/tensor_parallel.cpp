@@ -1,0 +1,139 @@
+#include "sim/schedule/tensor_parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <vector>
+
+namespace pipetwin {
+namespace {
+
+// One entry of a collective lane: an original ALLREDUCE (data parallelism) or the
+// tensor-parallel all-reduce of compute op `pass`, ordered by the compute-lane position of
+// what triggers it (tensor-parallel first at a tie: a BWD's own all-reduce precedes the
+// gradient all-reduce that waits for that BWD).
+struct CollectiveEntry {
+  int32_t position = 0;
+  bool data_parallel = false;
+  int32_t index = 0;  // the original ALLREDUCE, or the FWD/BWD
+  bool operator<(const CollectiveEntry& o) const {
+    return std::tie(position, data_parallel, index) <
+           std::tie(o.position, o.data_parallel, o.index);
+  }
+};
+
+}  // namespace
+
+Program expand_tensor_parallel(const Program& program, const PipelineLayout& layout,
+                               int32_t tensor_parallel) {
+  const int32_t T = tensor_parallel;
+  const int32_t n = program.size();
+  ProgramBuilder builder(program.num_devices * T, program.num_stages, program.iterations,
+                         program.global_batch);
+  builder.reserve(static_cast<int64_t>(n) * T * 2,
+                  static_cast<int64_t>(program.deps.size()) * T * 3 + static_cast<int64_t>(n) * T);
+  std::vector<int32_t> copy(static_cast<size_t>(n) * T, -1);  // (i, t) -> builder id
+  const auto at = [&](int32_t i, int32_t t) -> int32_t& {
+    return copy[static_cast<size_t>(i) * T + t];
+  };
+  const auto place = [&](Instruction ins, int32_t t) {
+    ins.device = ins.device * T + t;
+    if (ins.peer_device >= 0) ins.peer_device = ins.peer_device * T + t;
+    return ins;
+  };
+
+  // Compute-lane positions, for ordering the collective lanes.
+  std::vector<int32_t> position(n, -1);
+  for (int32_t d = 0; d < program.num_devices; ++d) {
+    const int32_t lane = d * kLaneCount + static_cast<int>(Lane::kCompute);
+    for (int32_t i = program.lane_begin[lane]; i < program.lane_begin[lane + 1]; ++i) {
+      position[i] = i - program.lane_begin[lane];
+    }
+  }
+  const auto tp_bytes = [&](const Instruction& ins) -> std::pair<int64_t, int32_t> {
+    if (T == 1 || (ins.op != Op::kFwd && ins.op != Op::kBwd)) return {0, 0};
+    const StageCost& cost = layout.costs[ins.stage];
+    const bool fwd = ins.op == Op::kFwd;
+    const int32_t count = fwd ? cost.tp_fwd_collectives : cost.tp_bwd_collectives;
+    const double per_sample = fwd ? cost.tp_fwd_bytes_per_sample : cost.tp_bwd_bytes_per_sample;
+    return {std::llround(per_sample * ins.range.size()), count};
+  };
+
+  // Everything but the collective lanes, lane by lane in order.
+  for (int32_t i = 0; i < n; ++i) {
+    if (program.instructions[i].lane() == Lane::kCollective) continue;
+    for (int32_t t = 0; t < T; ++t) at(i, t) = builder.add(place(program.instructions[i], t));
+  }
+  // Each device's collective lane, in the order of what triggers its entries.
+  std::vector<std::vector<CollectiveEntry>> lanes(program.num_devices);
+  for (int32_t i = 0; i < n; ++i) {
+    const Instruction& ins = program.instructions[i];
+    if (ins.lane() == Lane::kCollective) {
+      int32_t trigger = -1;
+      for (int32_t d : program.deps_of(i)) trigger = std::max(trigger, position[d]);
+      lanes[ins.device].push_back({trigger, true, i});
+    } else if (const auto [bytes, count] = tp_bytes(ins); bytes > 0 && count > 0) {
+      lanes[ins.device].push_back({position[i], false, i});
+    }
+  }
+  std::vector<std::vector<int32_t>> tp_reduce(n);  // pass -> its all-reduce on each GPU
+  for (auto& lane : lanes) {
+    std::sort(lane.begin(), lane.end());
+    for (const CollectiveEntry& e : lane) {
+      const Instruction& ins = program.instructions[e.index];
+      for (int32_t t = 0; t < T; ++t) {
+        if (e.data_parallel) {
+          at(e.index, t) = builder.add(place(ins, t));
+          continue;
+        }
+        Instruction reduce = place(ins, t);
+        reduce.op = Op::kAllreduce;
+        reduce.compute_s = 0;
+        reduce.stash_bytes = 0;
+        const auto [bytes, count] = tp_bytes(ins);
+        reduce.bytes = bytes;
+        reduce.collectives =
+            static_cast<uint16_t>(std::min<int32_t>(count, std::numeric_limits<uint16_t>::max()));
+        tp_reduce[e.index].push_back(builder.add(reduce));
+      }
+    }
+  }
+
+  for (int32_t i = 0; i < n; ++i) {
+    for (int32_t t = 0; t < T; ++t) {
+      for (int32_t d : program.deps_of(i)) {
+        // What consumed a pass consumes it once reduced.
+        builder.add_dependency(at(i, t), tp_reduce[d].empty() ? at(d, t) : tp_reduce[d][t]);
+      }
+      if (program.partner[i] >= 0 && is_send(program.instructions[i].op)) {
+        builder.pair(at(i, t), at(program.partner[i], t));
+      }
+    }
+    if (tp_reduce[i].empty()) continue;
+    builder.group(tp_reduce[i]);
+    const bool next_on_lane = i + 1 < n && program.lane_index(i + 1) == program.lane_index(i);
+    for (int32_t t = 0; t < T; ++t) {
+      builder.add_dependency(tp_reduce[i][t], at(i, t));
+      if (next_on_lane) builder.add_dependency(at(i + 1, t), tp_reduce[i][t]);
+    }
+  }
+  for (int32_t g = 0; g < program.num_groups(); ++g) {
+    for (int32_t t = 0; t < T; ++t) {
+      std::vector<int32_t> members;
+      for (int32_t m : program.members_of_group(g)) members.push_back(at(m, t));
+      builder.group(members);
+    }
+  }
+  std::vector<int64_t> resident;
+  for (int64_t bytes : program.static_bytes) resident.insert(resident.end(), T, bytes);
+  std::vector<int32_t> stage_device;
+  for (int32_t d : program.stage_device) stage_device.push_back(d * T);
+  builder.set_static_bytes(std::move(resident));
+  builder.set_stage_device(std::move(stage_device));
+  builder.set_show_ranges(program.show_ranges);
+  builder.set_tensor_parallel(T);
+  return std::move(builder).finish();
+}
+
+}  // namespace pipetwin

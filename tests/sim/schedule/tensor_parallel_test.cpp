@@ -1,0 +1,191 @@
+// Tensor parallelism: with free links a stage split T ways runs T times faster; each pass
+// all-reduces Megatron's bytes (2 per block each way, s x h 16-bit values per sample, one
+// more for the embedding forward and the head backward), sequence parallelism the same
+// bytes; weights and stashes per GPU follow Korthikanti et al.'s formulas; a model that
+// does not fit on a pipeline fits with TP; the simgrid engine reproduces the analytic
+// timestamps; bad settings name their field.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+#include "cli_runner.h"
+#include "same_times.h"
+#include "sim/build_program.h"
+#include "sim/exec/analytic_executor.h"
+#include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/resolve_scenario.h"
+#include "sim/simgrid/simgrid_executor.h"
+
+namespace pipetwin {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A GPT of `blocks` blocks (hidden 1024, sequence 256, 16 heads) on 4-GPU nodes.
+ResolvedScenario gpt(int stages, int blocks, int microbatches, int tp, bool free_links,
+                     std::vector<std::string> more = {}) {
+  std::vector<std::string> overrides = {"model.zoo.layers=" + std::to_string(blocks),
+                                        "model.zoo.hidden=1024",
+                                        "model.zoo.seq_len=256",
+                                        "model.zoo.heads=16",
+                                        "model.zoo.vocab=8192",
+                                        "cluster.gpus_per_node=8",
+                                        "cluster.nodes=4",
+                                        "schedule.stages=" + std::to_string(stages),
+                                        "training.microbatches=" + std::to_string(microbatches),
+                                        "training.global_batch=" + std::to_string(2 * microbatches),
+                                        "training.tensor_parallel=" + std::to_string(tp)};
+  overrides.insert(overrides.end(), more.begin(), more.end());
+  ResolvedScenario setup = resolve_scenario(load_scenario("builtin:gpt-8gpu-1f1b", overrides));
+  if (free_links) {
+    setup.cluster.intra_node = {1e30, 0};
+    setup.cluster.inter_node = {1e30, 0};
+  }
+  return setup;
+}
+
+double makespan(const ExecutionTimes& t) {
+  return *std::max_element(t.end_s.begin(), t.end_s.end());
+}
+
+TEST(TensorParallel, WithFreeLinksAStageSplitTWaysRunsTTimesFaster) {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 12; ++trial) {
+    const int stages = std::uniform_int_distribution<int>(1, 4)(rng);
+    const int blocks = stages * std::uniform_int_distribution<int>(1, 3)(rng);
+    const int microbatches = std::uniform_int_distribution<int>(1, 8)(rng);
+    const int tp = 1 << std::uniform_int_distribution<int>(1, 3)(rng);
+    const ResolvedScenario one = gpt(stages, blocks, microbatches, 1, true);
+    const ResolvedScenario split = gpt(stages, blocks, microbatches, tp, true);
+    const Program p1 = build_program(one), pt = build_program(split);
+    EXPECT_EQ(pt.num_devices, p1.num_devices * tp);
+    const double t1 = makespan(run_analytic(p1, one.cluster));
+    const double tt = makespan(run_analytic(pt, split.cluster));
+    EXPECT_NEAR(tt, t1 / tp, 1e-9 * t1) << "K=" << stages << " T=" << tp;
+  }
+}
+
+// Per FWD and BWD of a stage: 2 all-reduces per block, +1 forward with the embedding, +1
+// backward with the head, each of s x h x 2 bytes per sample, among the stage's T GPUs
+// (consecutive devices of one node).
+TEST(TensorParallel, CollectiveBytesPerPassAreMegatronsCounts) {
+  const int stages = 2, blocks = 4, tp = 4;
+  for (const bool sequence_parallel : {false, true}) {
+    const ResolvedScenario setup =
+        gpt(stages, blocks, 4, tp, false,
+            {"schedule.partition=[3,3]",
+             sequence_parallel ? "training.sequence_parallel=true" : "training.iterations=1"});
+    const Program p = build_program(setup);
+    const double per_collective = 256.0 * 1024 * 2 * 2;  // s h, 16-bit, 2 samples
+    int reductions = 0;
+    for (int32_t i = 0; i < p.size(); ++i) {
+      const Instruction& ins = p.instructions[i];
+      if (ins.op != Op::kAllreduce) continue;
+      ++reductions;
+      // The pass it reduces: the compute op it waits for on its device.
+      const Instruction* pass = nullptr;
+      for (int32_t d : p.deps_of(i)) {
+        if (p.instructions[d].lane() == Lane::kCompute) pass = &p.instructions[d];
+      }
+      ASSERT_NE(pass, nullptr) << p.describe(i);
+      const int per_stage = blocks / stages;
+      int expected = 2 * per_stage;
+      if (pass->op == Op::kFwd && pass->stage == 0) ++expected;           // embedding
+      if (pass->op == Op::kBwd && pass->stage == stages - 1) ++expected;  // head
+      EXPECT_EQ(ins.collectives, expected) << p.describe(i);
+      EXPECT_EQ(ins.bytes, std::llround(expected * per_collective)) << p.describe(i);
+      const auto members = p.members_of_group(p.group[i]);
+      ASSERT_EQ(static_cast<int>(members.size()), tp);
+      for (int32_t m : members) EXPECT_EQ(p.instructions[m].device / tp, ins.device / tp);
+    }
+    EXPECT_EQ(reductions, tp * stages * 4 * 2);  // every GPU, stage, microbatch, direction
+  }
+}
+
+// Weights, gradients and optimizer state per GPU are 1/T of the stage's; a block's stash is
+// sh(10 + 24/T + 5as/(hT)) per sample, and sh(34 + 5as/h)/T with sequence parallelism.
+TEST(TensorParallel, WeightsAndStashesPerGpuFollowTheFormulas) {
+  const int stages = 2, blocks = 4, tp = 4;
+  const std::string halves = "schedule.partition=[3,3]";  // embedding + 2 blocks; 2 + head
+  const Program one = build_program(gpt(stages, blocks, 2, 1, false, {halves}));
+  const Program split = build_program(gpt(stages, blocks, 2, tp, false, {halves}));
+  const Program sp =
+      build_program(gpt(stages, blocks, 2, tp, false, {halves, "training.sequence_parallel=true"}));
+  for (int s = 0; s < stages; ++s) {
+    for (int t = 0; t < tp; ++t) {
+      EXPECT_NEAR(split.static_bytes[s * tp + t], static_cast<double>(one.static_bytes[s]) / tp,
+                  2 * blocks);
+    }
+  }
+  const double s = 256, h = 1024, a = 16, samples = 2;
+  const double block_stash = s * h * (34 + 5 * a * s / h);
+  // Stage 0's forward keeps the embedding's token ids (8 bytes each, which every GPU needs
+  // whole unless the sequence is split) and two blocks' stashes.
+  const auto stage0_forward_stash = [&](const Program& p) {
+    for (const Instruction& ins : p.instructions) {
+      if (ins.op == Op::kFwd && ins.stage == 0) return ins.stash_bytes;
+    }
+    return int64_t{-1};
+  };
+  const double ids = s * 8;
+  EXPECT_NEAR(stage0_forward_stash(one), samples * (ids + 2 * block_stash), 2);
+  EXPECT_NEAR(stage0_forward_stash(split),
+              samples * (ids + 2 * (10 * s * h + (block_stash - 10 * s * h) / tp)), 2);
+  EXPECT_NEAR(stage0_forward_stash(sp), samples * (ids + 2 * block_stash) / tp, 2);
+}
+
+TEST(TensorParallel, SimgridReproducesAnalyticTimestamps) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 6; ++trial) {
+    const int stages = std::uniform_int_distribution<int>(1, 3)(rng);
+    const int tp = 1 << std::uniform_int_distribution<int>(1, 2)(rng);
+    const char* kinds[] = {"ONE_F_ONE_B", "GPIPE", "PIPEDREAM_2BW"};
+    ResolvedScenario setup = gpt(stages, 2 * stages, 4, tp, false,
+                                 {std::string("schedule.kind=") + kinds[trial % 3],
+                                  "training.data_parallel=2", "training.global_batch=16"});
+    setup.simgrid.exact = true;
+    const Program p = build_program(setup);
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    testing::expect_same_times(p, run_analytic(p, setup.cluster),
+                               run_simgrid(p, setup.cluster, setup.simgrid));
+  }
+}
+
+TEST(TensorParallelCli, AModelThatDoesNotFitOnAPipelineFitsWithTp) {
+  const std::string base =
+      "simulate builtin:gpt-8gpu-1f1b --set model.zoo.layers=96 "
+      "--set model.zoo.hidden=12288 --set model.zoo.heads=96 "
+      "--set cluster.nodes=8 --set training.microbatches=8 "
+      "--set training.global_batch=8";
+  const testing::CliResult alone = testing::run_pipetwin(base);
+  EXPECT_EQ(alone.exit_code, 1);
+  EXPECT_THAT(alone.err, HasSubstr("runs out of memory"));
+  const testing::CliResult split =
+      testing::run_pipetwin(base + " --set training.tensor_parallel=8");
+  EXPECT_EQ(split.exit_code, 0) << split.err;
+}
+
+TEST(TensorParallelCli, BadSettingsNameTheField) {
+  const struct {
+    std::string set, problem;
+  } cases[] = {
+      {"training.tensor_parallel=3", "must divide the node's 8"},
+      {"training.tensor_parallel=0", "must be positive"},
+      {"training.sequence_parallel=true", "set training.tensor_parallel above 1"},
+  };
+  for (const auto& c : cases) {
+    const testing::CliResult r = testing::run_pipetwin(
+        "simulate builtin:gpt-8gpu-1f1b --set schedule.stages=2 --set " + c.set);
+    EXPECT_EQ(r.exit_code, 2) << c.set;
+    EXPECT_THAT(r.err, HasSubstr(c.problem)) << c.set;
+  }
+  const testing::CliResult mlp = testing::run_pipetwin(
+      "simulate builtin:mlp-cpu-2rank --set schedule.stages=1 --set training.tensor_parallel=2");
+  EXPECT_THAT(mlp.err, HasSubstr("only transformer layers split"));
+}
+
+}  // namespace
+}  // namespace pipetwin
