@@ -74,3 +74,12 @@ replay offload-fits-1gpu scenarios/offload-gpt-a100.textproto cluster.preset=dgx
 replay no-offload-oom-1gpu scenarios/offload-gpt-a100.textproto cluster.preset=dgx-h100 \
   cluster.gpus_per_node=1 schedule.stages=1 model.zoo.layers=3 training.microbatches=8 \
   schedule.kind=GPIPE
+# PipeDream with its stashed weight versions offloaded: every update copies the version it
+# overwrites to the host, and each stale backward waits for its copy back (two stages:
+# with one GPU, two ranks share it).
+replay pipedream-weights scenarios/offload-gpt-a100.textproto cluster.preset=dgx-h100 \
+  cluster.gpus_per_node=2 schedule.stages=2 model.zoo.layers=4 training.microbatches=8 \
+  training.iterations=3 schedule.kind=PIPEDREAM_ASYNC 'schedule.offload=prefetch_horizon: 1 weight_stashes: true'
+# Tensor parallelism: one stage on two GPUs, each pass's all-reduces as NCCL all-reduces.
+replay tp2 builtin:quickstart cluster.preset=dgx-h100 cluster.gpus_per_node=2 schedule.stages=1 \
+  training.tensor_parallel=2
