@@ -57,6 +57,11 @@ ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {
   double per_iteration = 2 * chunks * microbatches + 8 * (chunks - 1) * microbatches + 2 * chunks;
   if (setup.schedule.offload.enabled) per_iteration += 2 * chunks * microbatches;
   if (setup.schedule.kind == proto::PIPEFB) per_iteration += 2 * chunks * microbatches + 2 * chunks;
+  // Tensor parallelism: every instruction on each of a stage's T GPUs, and an all-reduce
+  // after every FWD and BWD.
+  const double tensor_parallel = std::max(1, setup.training.tensor_parallel);
+  if (tensor_parallel > 1)
+    per_iteration = tensor_parallel * (per_iteration + 2 * chunks * microbatches);
   ProgramSizeEstimate size;
   // FreezePipe simulates one iteration per phase, but keeps gradient statistics for every
   // interval of the run.
@@ -71,6 +76,7 @@ ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {
   const std::pair<const char*, double> factors[] = {{"training.iterations", iterations},
                                                     {"training.microbatches", microbatches},
                                                     {"training.data_parallel", replicas},
+                                                    {"training.tensor_parallel", tensor_parallel},
                                                     {"schedule.stages", chunks}};
   for (const auto& [field, value] : factors) {
     if (value > size.driver_value) {
