@@ -76,9 +76,7 @@ nlohmann::json autocache_json(const ResolvedScenario& setup, const TrainingRun& 
                       {"cached_layers", c.cached_layers},
                       {"cache_bytes", c.bytes},
                       {"used", c.used},
-                      {"read_bytes_per_iteration",
-                       std::llround(cached_bytes_per_sample(setup.model, c.cached_layers) *
-                                    setup.training.global_batch)}});
+                      {"read_bytes_per_iteration", c.read_bytes_per_iteration}});
   }
   return {{"epoch_iterations", setup.freeze.cache_epoch_iterations}, {"caches", caches}};
 }
@@ -91,11 +89,10 @@ void print_autocache(std::ostream& out, const ResolvedScenario& setup, const Tra
     return;
   }
   for (const CacheEvent& c : run.caches) {
-    const double read =
-        cached_bytes_per_sample(setup.model, c.cached_layers) * setup.training.global_batch;
     out << "AutoCache      from iteration " << c.iteration << ": " << c.cached_layers
         << " layers from a " << format_bytes(static_cast<double>(c.bytes))
-        << " cache in host memory, " << format_bytes(read) << " per iteration"
+        << " cache in host memory, "
+        << format_bytes(static_cast<double>(c.read_bytes_per_iteration)) << " per iteration"
         << (c.used ? "" : "; not used, running them is no slower") << "\n";
   }
 }

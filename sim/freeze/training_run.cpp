@@ -70,9 +70,11 @@ std::vector<CacheEvent> cache_events(const ResolvedScenario& setup,
     const int64_t ready = int64_t{f.iteration} + epoch;
     if (ready >= setup.training.iterations) break;
     if (f.frozen_layers == 0) continue;
-    const double bytes = samples * cached_bytes_per_sample(setup.model, f.frozen_layers);
-    if (bytes > host_bytes) continue;  // the prefix keeps running its forward
-    events.push_back({static_cast<int32_t>(ready), f.frozen_layers, std::llround(bytes)});
+    const double per_sample = cached_bytes_per_sample(setup.model, f.frozen_layers);
+    if (samples * per_sample > host_bytes) continue;  // the prefix keeps running its forward
+    events.push_back({static_cast<int32_t>(ready), f.frozen_layers,
+                      std::llround(samples * per_sample),
+                      std::llround(per_sample * setup.training.global_batch)});
   }
   return events;
 }
@@ -107,7 +109,7 @@ double simulated_iteration(const ResolvedScenario& setup, const SimulationOption
   relaxed.allow_oom = true;
   const SimulationResult r = simulate_setup(setup, relaxed);
   if (fits) *fits = r.out_of_memory.empty();
-  return *std::max_element(r.times.end_s.begin(), r.times.end_s.end());
+  return makespan(r);
 }
 
 // Layers per stage of the scenario as written (its partition, or balanced without freezing).

@@ -26,7 +26,8 @@ struct FreezeEvent {
 struct CacheEvent {
   int32_t iteration = 0;
   int32_t cached_layers = 0;
-  int64_t bytes = 0;  // the cache's size
+  int64_t bytes = 0;                     // the cache's size
+  int64_t read_bytes_per_iteration = 0;  // what it sends to the devices
   // Whether the run reads it: not when running the prefix simulates no slower.
   bool used = true;
 };
