@@ -1,5 +1,6 @@
 #include "sim/build_program.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/model/training_memory.h"
@@ -115,6 +116,16 @@ std::vector<SampleRange> equal_ranges(int32_t global_batch, int32_t microbatches
   return ranges;
 }
 
+namespace {
+
+int32_t largest_size(const std::vector<SampleRange>& ranges) {
+  int32_t largest = 0;
+  for (const SampleRange& r : ranges) largest = std::max(largest, r.hi - r.lo);
+  return largest;
+}
+
+}  // namespace
+
 PipelineLayout make_layout(const ResolvedScenario& setup,
                            const std::vector<int32_t>& layers_per_chunk) {
   const auto& layers = setup.model.layers;
@@ -133,6 +144,16 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   // expansion onto the T GPUs comes after lowering, sim/schedule/tensor_parallel.h).
   const int32_t tp = setup.training.tensor_parallel;
   const double per_gpu = 1.0 / tp;
+  // Korthikanti et al.: without sequence parallelism part of a block's activations is kept
+  // whole on every GPU of the stage.
+  const auto per_gpu_bytes = [&](double bytes, double undivided) {
+    if (tp == 1) return bytes;
+    if (setup.training.sequence_parallel) undivided = 0;
+    return undivided + (bytes - undivided) * per_gpu;
+  };
+  // Recomputation: the largest activations one backward rebuilds, per device (chunks of one
+  // device run their backwards one at a time).
+  std::vector<double> recompute_reserve(layout.devices_per_replica, 0);
 
   int32_t first = 0;
   for (int32_t c = 0; c < chunks; ++c) {
@@ -140,6 +161,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
     const int32_t last = first + layers_per_chunk[c];  // exclusive
     StageCost cost;
     cost.trains = false;
+    double transient_per_sample = 0;
     for (int32_t l = first; l < last; ++l) {
       const ModelLayer& layer = layers[l];
       const double parameters = layer.parameter_bytes / kFp32BytesPerParameter * per_gpu;
@@ -160,13 +182,11 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.tp_bwd_collectives += layer.tp_bwd_collectives;
       cost.tp_bwd_bytes_per_sample +=
           layer.tp_bwd_collectives * layer.tp_allreduce_bytes_per_sample;
-      // Korthikanti et al.: without sequence parallelism some of a block's stash is kept
-      // whole on every GPU of the stage.
-      const double undivided =
-          setup.training.sequence_parallel ? 0 : layer.tp_undivided_stash_bytes_per_sample;
       cost.stash_bytes_per_sample +=
-          tp == 1 ? layer.stash_bytes_per_sample
-                  : undivided + (layer.stash_bytes_per_sample - undivided) * per_gpu;
+          per_gpu_bytes(layer.stash_bytes_per_sample, layer.tp_undivided_stash_bytes_per_sample);
+      transient_per_sample =
+          std::max(transient_per_sample, per_gpu_bytes(layer.transient_bytes_per_sample,
+                                                       layer.transient_undivided_bytes_per_sample));
       cost.gradient_bytes += std::llround(per_parameter.gradients * parameters);
       cost.optim_s += layer.optim_seconds;
     }
@@ -191,7 +211,14 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       layout.fwd_ranges.push_back(ranges);
       layout.bwd_ranges.push_back(ranges);
     }
+    recompute_reserve[device] = std::max(
+        recompute_reserve[device], transient_per_sample * largest_size(layout.bwd_ranges.back()));
     first = last;
+  }
+  for (int32_t d = 0; d < layout.devices_per_replica; ++d) {
+    for (int32_t r = 0; r < replicas; ++r) {
+      layout.static_bytes[d + r * layout.devices_per_replica] += std::llround(recompute_reserve[d]);
+    }
   }
   return layout;
 }

@@ -166,6 +166,10 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
     return "the LibTorch backend cannot offload autograd's saved activations (schedule.offload); "
            "simulate offload with pipetwin simulate";
   }
+  if (setup.training.recompute != proto::Training::NONE) {
+    return "real ranks keep every block's activations (training.recompute); simulate "
+           "recomputation with pipetwin simulate";
+  }
   return "";
 }
 

@@ -104,6 +104,19 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
     layers.back().tp_fwd_collectives = layers.back().tp_bwd_collectives = 2;
     layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
     layers.back().tp_undivided_stash_bytes_per_sample = 10 * sd * hd;
+    // Recomputation (Korthikanti et al. 2022, section 5): a checkpoint is the block's 16-bit
+    // input; the attention core is QK^T and its product with V (4s^2h FLOPs) and keeps the
+    // scores, the softmax output and the dropout mask (5as^2 bytes).
+    layers.back().checkpoint_bytes_per_sample = sd * hd * kHalf;
+    layers.back().attention_stash_bytes_per_sample = 5 * ad * sd * sd;
+    layers.back().attention_flops_per_sample = 4 * sd * sd * hd;
+    // Memory-bound kernels, 16-bit, fused as Megatron-LM fuses them: two layernorms (read
+    // and write sh each: 8sh), two bias + dropout + residual adds (read 2 x sh, write sh,
+    // a 1-byte mask: 14sh), bias + GeLU on the 4h MLP width (16sh), scale + mask + softmax
+    // over the a x s x s scores (4as^2) and their dropout (5as^2). The layernorms and the
+    // residual adds work on whole activations on every tensor-parallel GPU.
+    layers.back().fwd_memory_bytes_per_sample = 38 * sd * hd + 9 * ad * sd * sd;
+    layers.back().tp_undivided_memory_bytes_per_sample = 22 * sd * hd;
   }
   // Final layernorm + logits (untied: the last stage holds its own V x h matrix, as
   // pipeline-parallel Megatron does). The loss works on fp32 logits, which is what the
@@ -113,6 +126,10 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
                          static_cast<int64_t>((v * h + 2 * h) * kFp32)));
   layers.back().tp_bwd_collectives = 1;
   layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
+  // The final layernorm (4sh, whole on every GPU) and the cross-entropy's passes over the
+  // s x V logits: read them, write fp32 probabilities (8sV, split by vocabulary).
+  layers.back().fwd_memory_bytes_per_sample = 4 * sd * hd + 8 * sd * vd;
+  layers.back().tp_undivided_memory_bytes_per_sample = 4 * sd * hd;
   return layers;
 }
 

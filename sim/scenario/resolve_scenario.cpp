@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "sim/model/activation_recompute.h"
+#include "sim/model/memory_bound_time.h"
 #include "sim/model/model_sources.h"
 #include "sim/scenario/freeze_log.h"
 #include "sim/spec/errors.h"
@@ -218,9 +220,9 @@ TrainingSpec resolve_training(const Checker& check, const proto::Scenario& s) {
                "splits activations among tensor-parallel GPUs: "
                "set training.tensor_parallel above 1");
   }
-  return {t.global_batch(),    t.microbatches(),    t.iterations(),
-          t.optimizer(),       t.data_parallel(),   t.precision(),
-          t.mixed_precision(), t.tensor_parallel(), t.sequence_parallel()};
+  return {t.global_batch(),      t.microbatches(), t.iterations(),      t.optimizer(),
+          t.data_parallel(),     t.precision(),    t.mixed_precision(), t.tensor_parallel(),
+          t.sequence_parallel(), t.recompute()};
 }
 
 // A layer gives each direction's cost one way: fwd_ms (scaled linearly), fixed and/or
@@ -587,6 +589,29 @@ FreezeSpec resolve_freeze(const Checker& check, const LoadedScenario& loaded, in
   return spec;
 }
 
+// model.zoo.memory_efficiency: before recomputation, which reruns these kernels too.
+void add_memory_bound_kernels(const Checker& check, const proto::Scenario& s,
+                              ResolvedScenario& setup) {
+  const double efficiency = s.model().zoo().memory_efficiency();
+  if (!(efficiency > 0 && efficiency <= 1)) {
+    check.fail("model.zoo.memory_efficiency", "must be in (0, 1], got " + number(efficiency));
+  }
+  const double bandwidth = s.cluster().gpu().memory_bandwidth_gbytes_per_s();
+  if (!(bandwidth > 0)) {
+    check.fail("cluster.gpu.memory_bandwidth_gbytes_per_s",
+               "model.zoo.memory_efficiency times memory-bound kernels by it: set it (GB/s)");
+  }
+  const bool counted =
+      std::any_of(setup.model.layers.begin(), setup.model.layers.end(),
+                  [](const ModelLayer& l) { return l.fwd_memory_bytes_per_sample > 0; });
+  if (!counted) {
+    check.fail("model.zoo.memory_efficiency",
+               "only the gpt zoo model counts its memory-bound kernels");
+  }
+  add_memory_bound_time(setup.model, efficiency * bandwidth * 1e9,
+                        setup.training.sequence_parallel);
+}
+
 }  // namespace
 
 ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
@@ -639,6 +664,19 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
       check.fail("training.tensor_parallel",
                  "not with FreezePipe or PIPEFB, which place stages on devices themselves");
     }
+  }
+  if (s.model().has_zoo() && s.model().zoo().memory_efficiency() != 0) {
+    add_memory_bound_kernels(check, s, setup);
+  }
+  if (setup.training.recompute != proto::Training::NONE) {
+    if (!has_recomputable_layers(setup.model)) {
+      check.fail("training.recompute",
+                 "recomputes transformer blocks; this model has none (model.zoo.name: gpt)");
+    }
+    if (setup.schedule.kind == proto::PIPEFB) {
+      check.fail("training.recompute", "PIPEFB recomputes with schedule.pipefb_recompute");
+    }
+    apply_activation_recompute(setup.model, setup.training.recompute);
   }
   if (setup.freeze.cache_epoch_iterations > 0 && !setup.cluster.has_host_link) {
     check.fail("freeze.autocache", "the cache is read over cluster.host_link, which is missing");

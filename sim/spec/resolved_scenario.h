@@ -22,8 +22,9 @@ struct TrainingSpec {
   int32_t data_parallel = 1;  // pipeline replicas; global_batch is split among them
   proto::Precision precision = proto::FP32;
   bool mixed_precision = false;  // fp32 master weights and optimizer state
-  int32_t tensor_parallel = 1;    // GPUs per stage (Megatron-LM), tp innermost
+  int32_t tensor_parallel = 1;   // GPUs per stage (Megatron-LM), tp innermost
   bool sequence_parallel = false;
+  proto::Training::Recompute recompute = proto::Training::NONE;  // of transformer blocks
 };
 
 // Offload to host memory (schedule.offload). `stages` holds the policy's choice: every stage
