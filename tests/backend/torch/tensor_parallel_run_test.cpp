@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 
 #include "cli_runner.h"
@@ -31,11 +32,14 @@ struct SplitCase {
   std::string name, args;
 };
 
-class TensorParallelRun : public ::testing::TestWithParam<SplitCase> {};
+// ctest and gtest print a case as its command line.
+void PrintTo(const SplitCase& c, std::ostream* os) { *os << c.args; }
+
+class RealRunTensorParallel : public ::testing::TestWithParam<SplitCase> {};
 
 // The losses of every iteration and each layer's weight sum (the ranks' shards added up,
 // replicated parameters counted once) equal those of the single-process reference.
-TEST_P(TensorParallelRun, EqualsTheSingleProcessReference) {
+TEST_P(RealRunTensorParallel, EqualsTheSingleProcessReference) {
   SKIP_WITHOUT_TORCH();
   const std::string args = GetParam().args + " --set training.iterations=3";
   const nlohmann::json split = run_json(args);
@@ -53,13 +57,14 @@ constexpr const char* kMlp =
     "builtin:mlp-cpu-2rank --set training.tensor_parallel=2 --set cluster.gpus_per_node=4";
 
 INSTANTIATE_TEST_SUITE_P(
-    Splits, TensorParallelRun,
+    Splits, RealRunTensorParallel,
     ::testing::Values(
         SplitCase{"GptTp2Pp1", std::string(kGpt) + " --set schedule.stages=1"},
         SplitCase{"GptTp2Pp2OneFOneB", kGpt},
         SplitCase{"GptTp2Pp2Gpipe", std::string(kGpt) + " --set schedule.kind=GPIPE"},
-        SplitCase{"GptTp2Pp1Sequence",
-                  std::string(kGpt) + " --set schedule.stages=1 --set training.sequence_parallel=true"},
+        SplitCase{
+            "GptTp2Pp1Sequence",
+            std::string(kGpt) + " --set schedule.stages=1 --set training.sequence_parallel=true"},
         SplitCase{"GptTp2Pp2SequenceOneFOneB",
                   std::string(kGpt) + " --set training.sequence_parallel=true"},
         SplitCase{"GptTp2Pp2SequenceGpipe", std::string(kGpt) +
@@ -67,6 +72,9 @@ INSTANTIATE_TEST_SUITE_P(
                                                 "--set schedule.kind=GPIPE"},
         // SGD: plain gradient steps, no Adam normalisation to hide a wrong gradient scale.
         SplitCase{"GptTp2Pp2Sgd", std::string(kGpt) + " --set training.optimizer=SGD"},
+        SplitCase{"GptTp2Pp2SequenceSgd", std::string(kGpt) +
+                                              " --set training.sequence_parallel=true "
+                                              "--set training.optimizer=SGD"},
         // A stage boundary inside each block pair of the MLP: each rank sends its 1/T of
         // the features to the same rank of the next stage.
         SplitCase{"MlpTp2Pp1", std::string(kMlp) + " --set schedule.stages=1"},
@@ -76,24 +84,24 @@ INSTANTIATE_TEST_SUITE_P(
                   std::string(kMlp) + " --set 'schedule.partition=[1, 3]'"}),
     [](const auto& info) { return info.param.name; });
 
-TEST(TensorParallelRunErrors, HeadsThatDoNotSplitAreBadInput) {
+TEST(RealRunTensorParallelErrors, HeadsThatDoNotSplitAreBadInput) {
   SKIP_WITHOUT_TORCH();
-  const CliResult r =
-      run_pipetwin("run builtin:gpt-tp2-pp2-cpu --set training.tensor_parallel=3 "
-                   "--set cluster.gpus_per_node=6");
+  const CliResult r = run_pipetwin(
+      "run builtin:gpt-tp2-pp2-cpu --set training.tensor_parallel=3 "
+      "--set cluster.gpus_per_node=6");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("training.tensor_parallel"));
   EXPECT_THAT(r.err, HasSubstr("the 4 attention heads do not split 3 ways"));
 }
 
-TEST(TensorParallelRunErrors, AVocabularyThatDoesNotSplitIsBadInput) {
+TEST(RealRunTensorParallelErrors, AVocabularyThatDoesNotSplitIsBadInput) {
   SKIP_WITHOUT_TORCH();
   const CliResult r = run_pipetwin("run builtin:gpt-tp2-pp2-cpu --set model.zoo.vocab=97");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("model.zoo.vocab (97) does not split 2 ways"));
 }
 
-TEST(TensorParallelRunErrors, AnMlpWithoutPairsIsBadInput) {
+TEST(RealRunTensorParallelErrors, AnMlpWithoutPairsIsBadInput) {
   SKIP_WITHOUT_TORCH();
   const CliResult r = run_pipetwin(std::string("run ") + kMlp + " --set model.zoo.layers=3");
   EXPECT_EQ(r.exit_code, 2);
@@ -102,7 +110,7 @@ TEST(TensorParallelRunErrors, AnMlpWithoutPairsIsBadInput) {
 
 // The shipped scenario runs on four ranks and its measured timeline lines up with the
 // simulated one, span for span.
-TEST(TensorParallelRunTimeline, MatchesTheSimulationSpanForSpan) {
+TEST(RealRunTensorParallelTimeline, MatchesTheSimulationSpanForSpan) {
   SKIP_WITHOUT_TORCH();
   const TempDir dir;
   const std::string measured = (dir.path() / "measured.timeline").string();
