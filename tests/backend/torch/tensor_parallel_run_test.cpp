@@ -75,6 +75,20 @@ INSTANTIATE_TEST_SUITE_P(
         SplitCase{"GptTp2Pp2SequenceSgd", std::string(kGpt) +
                                               " --set training.sequence_parallel=true "
                                               "--set training.optimizer=SGD"},
+        // TP 2 x PP 2 x DP 2: eight ranks; the replicas' gradient all-reduce runs among
+        // the ranks t of each stage.
+        SplitCase{"GptTp2Pp2Dp2", std::string(kGpt) + " --set training.data_parallel=2 "
+                                                      "--set cluster.gpus_per_node=8"},
+        // Two model chunks per rank, each split across the same two ranks.
+        SplitCase{"GptTp2Pp2Interleaved", std::string(kGpt) +
+                                              " --set schedule.kind=INTERLEAVED_ONE_F_ONE_B "
+                                              "--set schedule.virtual_stages=2 "
+                                              "--set model.zoo.layers=4"},
+        // Weight stashing: each forward's copy of the weights is split too (against the
+        // stale-weights reference).
+        SplitCase{"GptTp2Pp2TwoBwSequence", std::string(kGpt) +
+                                                " --set schedule.kind=PIPEDREAM_2BW "
+                                                "--set training.sequence_parallel=true"},
         // A stage boundary inside each block pair of the MLP: each rank sends its 1/T of
         // the features to the same rank of the next stage.
         SplitCase{"MlpTp2Pp1", std::string(kMlp) + " --set schedule.stages=1"},
