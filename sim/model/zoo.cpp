@@ -281,6 +281,18 @@ std::vector<ModelLayer> mlp(const proto::Zoo& zoo) {
     const double act = static_cast<double>(out) * kFp32;
     layers.push_back(layer("fc" + std::to_string(i + 1), 2.0 * in * out, act, act,
                            (in + 1) * out * static_cast<int64_t>(kFp32)));
+    // Tensor parallelism splits the layers in pairs (Megatron-LM's MLP): the first
+    // column-parallel, whose input gradient is all-reduced (none for the model's input);
+    // the second row-parallel, whose output is all-reduced and kept whole on every GPU.
+    ModelLayer& split = layers.back();
+    if (i % 2 == 0 && i > 0) {
+      split.tp_bwd_collectives = 1;
+      split.tp_allreduce_bytes_per_sample = static_cast<double>(in) * kFp32;
+    } else if (i % 2 == 1) {
+      split.tp_fwd_collectives = 1;
+      split.tp_allreduce_bytes_per_sample = act;
+      split.tp_undivided_stash_bytes_per_sample = act;
+    }
   }
   return layers;
 }

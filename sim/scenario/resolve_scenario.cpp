@@ -645,9 +645,25 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
     const bool splits = std::any_of(
         setup.model.layers.begin(), setup.model.layers.end(),
         [](const ModelLayer& l) { return l.tp_fwd_collectives + l.tp_bwd_collectives > 0; });
+    if (s.model().zoo().name() == "mlp") {
+      if (setup.model.layers.size() % 2 != 0) {
+        check.fail(
+            "training.tensor_parallel",
+            "an MLP splits in pairs of layers (column-, then row-parallel): model.zoo.layers "
+            "must be even");
+      }
+      if (s.model().zoo().hidden() % tp != 0) {
+        check.fail("training.tensor_parallel",
+                   "the MLP's " + std::to_string(s.model().zoo().hidden()) +
+                       " hidden units do not split " + std::to_string(tp) + " ways");
+      }
+      if (setup.training.sequence_parallel) {
+        check.fail("training.sequence_parallel", "an MLP has no sequence to split");
+      }
+    }
     if (!splits) {
       check.fail("training.tensor_parallel",
-                 "only transformer layers split across GPUs (model.zoo.name: gpt)");
+                 "only transformer and MLP layers split across GPUs (model.zoo.name: gpt or mlp)");
     }
     if (setup.cluster.gpus_per_node % tp != 0) {
       check.fail("training.tensor_parallel",
