@@ -357,8 +357,9 @@ UnequalPlan resolve_stage_plans(const Checker& check, const proto::Schedule& p,
 
 // PipeDream's hybrid plans: each stage on devices of its own, which take its microbatches
 // round robin. Empty when the scenario replicates no stage.
-std::vector<int32_t> resolve_stage_replicas(const Checker& check, const proto::Schedule& p,
+std::vector<int32_t> resolve_stage_replicas(const Checker& check, const proto::Scenario& scenario,
                                             const TrainingSpec& training, int devices) {
+  const proto::Schedule& p = scenario.schedule();
   if (p.stage_replicas_size() == 0) return {};
   const std::string field = "schedule.stage_replicas";
   if (p.stage_replicas_size() != p.stages()) {
@@ -389,6 +390,9 @@ std::vector<int32_t> resolve_stage_replicas(const Checker& check, const proto::S
   }
   if (p.has_offload()) {
     check.fail(field, "cannot be combined with schedule.offload");
+  }
+  if (scenario.has_freeze()) {  // FreezePipe repartitions whole pipelines
+    check.fail(field, "cannot be combined with freeze");
   }
   int64_t total = 0;
   for (int s = 0; s < p.stage_replicas_size(); ++s) {
@@ -482,7 +486,7 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
                                       " pipeline stages need more layers than the model's " +
                                       std::to_string(layers));
   }
-  schedule.stage_replicas = resolve_stage_replicas(check, p, training, devices);
+  schedule.stage_replicas = resolve_stage_replicas(check, s, training, devices);
   if (p.partition_size() > 0) {
     if (p.partition_size() != schedule.chunks()) {
       check.fail("schedule.partition", "has " + std::to_string(p.partition_size()) +

@@ -152,6 +152,9 @@ class AsyncScheduler {
 
   double backward_ready(int32_t d) const {
     if (next_bwd_[d] >= next_fwd_[d]) return kNever;  // its forward has not run here yet
+    // One all-reduce at a time per replica: it applies an update before it computes the
+    // gradients of the next (so weights never fall more than one update behind for it).
+    if (!owed_[d].empty()) return kNever;
     const int32_t s = stage_of_[d];
     const int32_t j = microbatch_of(d, next_bwd_[d]);
     return s + 1 < in_.stages ? std::max(bwd_end_[s + 1][j] + transfer(s), fwd_end_[s][j])

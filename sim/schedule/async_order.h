@@ -47,8 +47,10 @@ struct AsyncOrderInput {
 };
 
 // At most K - s microbatches in flight on stage s (1F1B's bound, what weight stashing
-// keeps versions for); with replicated stages, PipeDream's NOAM per replica
-// (StageReplicas::in_flight).
+// keeps versions for). Replicated stages: per replica, enough to keep it busy through a
+// microbatch's round trip (PipeDream's NOAM with equal stages and free transfers, more
+// with slow cuts; async_order.cpp), and each replica goes on computing while its update's
+// all-reduce runs, applying the update before its next backward.
 RunOrder async_run_order(const AsyncOrderInput& input);
 
 }  // namespace pipetwin
