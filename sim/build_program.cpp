@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/exec/ring_allreduce.h"
 #include "sim/model/training_memory.h"
 #include "sim/partition/balanced_partition.h"
 #include "sim/planner/selective_offload.h"
@@ -20,6 +21,9 @@ double device_flops(const ResolvedScenario& setup, int device) {
 }
 
 int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk) {
+  if (!setup.schedule.stage_replicas.empty()) {
+    return StageReplicas(setup.schedule.stage_replicas).first_device(chunk);
+  }
   return chunk % setup.schedule.stages;
 }
 
@@ -48,6 +52,16 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
         setup.cluster.link(layout.stage_device[s], layout.stage_device[s + 1])
             .transfer_seconds(bytes));
   }
+  // Replicated stages update together, after an all-reduce among their replicas (none
+  // without gradients: lowering emits none either).
+  input.replicas = layout.stage_replicas;
+  if (!layout.stage_replicas.empty()) {
+    for (int32_t s = 0; s < schedule.stages; ++s) {
+      const int64_t bytes = layout.costs[s].gradient_bytes;
+      input.allreduce_s.push_back(
+          bytes > 0 ? ring_allreduce_seconds(setup.cluster, stage_devices(layout, s), bytes) : -1);
+    }
+  }
   input.update_every_microbatch = schedule.kind == proto::PIPEDREAM_ASYNC;
   if (schedule.kind == proto::APAPO) {
     input.max_staleness = schedule.max_staleness;
@@ -61,8 +75,8 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
     // Offloaded versions are held on the device only between their reload and last use,
     // which the memory curve follows from the copies.
     if (!layout.offload_weight_stashes.empty() && layout.offload_weight_stashes[s]) continue;
-    for (int32_t r = 0; r < layout.replicas; ++r) {  // every replica runs the same order
-      program.static_bytes[program.stage_device[s] + r * layout.devices_per_replica] +=
+    for (int32_t d : stage_devices(layout, s)) {  // the most any of its replicas keeps
+      program.static_bytes[d] +=
           static_cast<int64_t>(versions.alive[s] - 1) * layout.costs[s].weight_bytes;
     }
   }
@@ -131,10 +145,13 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   const auto& layers = setup.model.layers;
   const int32_t chunks = static_cast<int32_t>(layers_per_chunk.size());
   const int32_t replicas = setup.training.data_parallel;
+  const StageReplicas stage_replicas =
+      StageReplicas::of(setup.schedule.stage_replicas, setup.schedule.stages);
   PipelineLayout layout;
   layout.replicas = replicas;
-  layout.devices_per_replica = setup.schedule.stages;
-  layout.num_devices = setup.schedule.stages * replicas;
+  layout.stage_replicas = setup.schedule.stage_replicas;
+  layout.devices_per_replica = stage_replicas.devices();
+  layout.num_devices = stage_replicas.devices() * replicas;
   layout.global_batch = setup.training.global_batch;
   layout.static_bytes.assign(layout.num_devices, 0);
   const auto ranges =
@@ -173,8 +190,10 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       // A frozen layer runs forward only: no backward, stash, gradient or optimizer state.
       const double resident = layer.frozen ? per_parameter.weights : per_parameter.total();
       for (int32_t r = 0; r < replicas; ++r) {
-        layout.static_bytes[device + r * layout.devices_per_replica] +=
-            std::llround(resident * parameters);
+        for (int32_t k = 0; k < stage_replicas.replicas(c % setup.schedule.stages); ++k) {
+          layout.static_bytes[device + r * layout.devices_per_replica + k] +=
+              std::llround(resident * parameters);
+        }
       }
       if (layer.frozen) continue;
       cost.trains = true;
@@ -227,13 +246,15 @@ Program build_program(const ResolvedScenario& setup) {
   PipelineLayout layout = make_layout(setup, place_layers(setup));
   const int32_t stages = setup.schedule.stages;
   const int32_t microbatches = setup.training.microbatches;
+  const StageReplicas replicas = StageReplicas::of(setup.schedule.stage_replicas, stages);
   ComputeOrder order;
   switch (setup.schedule.kind) {
     case proto::GPIPE:
-      order = gpipe_order(stages, microbatches);
+      order = replicas.replicated() ? gpipe_order(replicas, microbatches)
+                                    : gpipe_order(stages, microbatches);
       break;
     case proto::ONE_F_ONE_B:
-      order = one_f_one_b_order(stages, microbatches);
+      order = one_f_one_b_order(replicas, microbatches);
       break;
     case proto::INTERLEAVED_ONE_F_ONE_B:
       order = interleaved_order(stages, setup.schedule.virtual_stages, microbatches);

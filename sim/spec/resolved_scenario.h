@@ -56,6 +56,8 @@ struct ScheduleSpec {
   bool comm_overlap = true;              // false: transfers block the compute lane
   int32_t max_in_flight_iterations = 2;  // APAPO's micro-batch control
   int32_t max_staleness = 0;
+  // Per stage, the devices that run it (schedule.stage_replicas); empty: one each.
+  std::vector<int32_t> stage_replicas;
 
   int32_t chunks() const { return stages * virtual_stages; }
 };
