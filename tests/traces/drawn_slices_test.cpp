@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "cli_runner.h"
 #include "traces/chrome_trace.h"
@@ -122,14 +123,20 @@ std::vector<std::string> shipped_scenarios() {
 
 class ShippedScenario : public ::testing::TestWithParam<std::string> {};
 
-// One process per scenario, each with its own time limit. The 512-GPU scenario runs with one
-// replica of 16 microbatches (64 GPUs): nesting does not depend on the scale, and its full
-// size would take minutes in sanitized builds.
+// Whether a scenario is cluster-sized: its name says "<N>gpu" with N of 256 or more.
+bool cluster_sized(const std::string& name) {
+  std::smatch m;
+  return std::regex_search(name, m, std::regex("([0-9]+)gpu")) && std::stoi(m[1]) >= 256;
+}
+
+// One process per scenario, each with its own time limit. Cluster-sized scenarios run with
+// one replica of 16 microbatches: nesting does not depend on the scale, and their full size
+// would take minutes in sanitized builds.
 TEST_P(ShippedScenario, NestsCleanlyOnBothEngines) {
   const testing::TempDir dir;
   const auto path =
       std::filesystem::path(PIPETWIN_SOURCE_DIR) / "scenarios" / (GetParam() + ".textproto");
-  const std::string smaller = GetParam().find("512gpu") != std::string::npos
+  const std::string smaller = cluster_sized(GetParam())
                                   ? " --set training.data_parallel=1 --set training.global_batch=16"
                                     " --set training.microbatches=16"
                                   : "";
