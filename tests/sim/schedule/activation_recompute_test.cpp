@@ -16,6 +16,7 @@
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/simgrid/simgrid_executor.h"
+#include "small_gpt.h"
 
 namespace pipetwin {
 namespace {
@@ -24,24 +25,11 @@ using ::testing::HasSubstr;
 
 constexpr double kSeq = 256, kHidden = 1024, kHeads = 16;
 
-// A GPT of `blocks` blocks (hidden 1024, sequence 256, 16 heads) on 8-GPU nodes, 2 samples
-// per microbatch.
+// testing::small_gpt with 4 microbatches and the given recomputation.
 ResolvedScenario gpt(int stages, int blocks, int tp, const std::string& recompute,
                      std::vector<std::string> more = {}) {
-  std::vector<std::string> overrides = {"model.zoo.layers=" + std::to_string(blocks),
-                                        "model.zoo.hidden=1024",
-                                        "model.zoo.seq_len=256",
-                                        "model.zoo.heads=16",
-                                        "model.zoo.vocab=8192",
-                                        "cluster.gpus_per_node=8",
-                                        "cluster.nodes=4",
-                                        "schedule.stages=" + std::to_string(stages),
-                                        "training.microbatches=4",
-                                        "training.global_batch=8",
-                                        "training.tensor_parallel=" + std::to_string(tp),
-                                        "training.recompute=" + recompute};
-  overrides.insert(overrides.end(), more.begin(), more.end());
-  return resolve_scenario(load_scenario("builtin:gpt-8gpu-1f1b", overrides));
+  more.insert(more.begin(), "training.recompute=" + recompute);
+  return testing::small_gpt(stages, blocks, 4, tp, more);
 }
 
 const ModelLayer& block(const ResolvedScenario& setup) { return setup.model.layers[1]; }

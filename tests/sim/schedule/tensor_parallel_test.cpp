@@ -20,28 +20,17 @@
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/simgrid/simgrid_executor.h"
+#include "small_gpt.h"
 
 namespace pipetwin {
 namespace {
 
 using ::testing::HasSubstr;
 
-// A GPT of `blocks` blocks (hidden 1024, sequence 256, 16 heads) on 4-GPU nodes.
+// testing::small_gpt, with the links made free when asked.
 ResolvedScenario gpt(int stages, int blocks, int microbatches, int tp, bool free_links,
                      std::vector<std::string> more = {}) {
-  std::vector<std::string> overrides = {"model.zoo.layers=" + std::to_string(blocks),
-                                        "model.zoo.hidden=1024",
-                                        "model.zoo.seq_len=256",
-                                        "model.zoo.heads=16",
-                                        "model.zoo.vocab=8192",
-                                        "cluster.gpus_per_node=8",
-                                        "cluster.nodes=4",
-                                        "schedule.stages=" + std::to_string(stages),
-                                        "training.microbatches=" + std::to_string(microbatches),
-                                        "training.global_batch=" + std::to_string(2 * microbatches),
-                                        "training.tensor_parallel=" + std::to_string(tp)};
-  overrides.insert(overrides.end(), more.begin(), more.end());
-  ResolvedScenario setup = resolve_scenario(load_scenario("builtin:gpt-8gpu-1f1b", overrides));
+  ResolvedScenario setup = testing::small_gpt(stages, blocks, microbatches, tp, more);
   if (free_links) {
     setup.cluster.intra_node = {1e30, 0};
     setup.cluster.inter_node = {1e30, 0};
