@@ -111,6 +111,10 @@ void RankExecutor::perform(int32_t i) {
       return forward(i);
     case Op::kBwd:
       return backward(i);
+    case Op::kBwdInput:
+      return backward_input(i);
+    case Op::kBwdWeight:
+      return backward_weight(i);
     case Op::kSendAct:
     case Op::kSendGrad:
     case Op::kSendStash:

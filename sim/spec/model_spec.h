@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -64,6 +65,12 @@ struct ModelLayer {
   int32_t tp_bwd_collectives = 0;
   double tp_allreduce_bytes_per_sample = 0;
   double tp_undivided_stash_bytes_per_sample = 0;
+  // Zero-bubble schedules: the weight-gradient part (W) of `bwd`, in the same form (the
+  // input-gradient part B is the rest), and the bytes per sample of the stash that W still
+  // needs after B. Unset: half the backward, and the whole stash
+  // (sim/model/backward_split.h).
+  std::optional<LayerCost> bwd_weight;
+  std::optional<double> bwd_weight_stash_bytes_per_sample;
   // Indices (into ModelSpec::layers) of the later layers that read this layer's output.
   // A chain has {i + 1}; a DAG (ResNet branches) may have several. The bytes crossing a
   // cut between layer k and k+1 are the outputs of layers <= k read by a layer > k.
