@@ -4,16 +4,15 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/pipedream_plan_file.h"
 #include "cli/text_units.h"
 #include "sim/planner/pipedream_planner.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/scenario/scenario_writer.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {
-
 
 // "0-12,15,17-20": a DAG stage need not be one range of the layer order.
 std::string ranges_text(const std::vector<int>& layers) {
@@ -120,28 +119,6 @@ void print_plan(std::ostream& out, const ResolvedScenario& setup, const Pipedrea
       << pad("planned in", 16) << format_seconds(wall_s) << "\n";
 }
 
-// The scenario with the plan as its schedule. pipetwin's schedules replicate whole
-// pipelines (training.data_parallel), not single stages, and place contiguous layer
-// ranges (schedule.partition): the written plan is the straight, contiguous one.
-void write_plan_file(const PipedreamPlanArgs& args, const LoadedScenario& loaded,
-                     const PipedreamPlan& plan) {
-  proto::Scenario scenario = loaded.scenario;
-  proto::Schedule* schedule = scenario.mutable_schedule();
-  if (schedule->kind() != proto::GPIPE) schedule->set_kind(proto::ONE_F_ONE_B);
-  schedule->set_stages(static_cast<int32_t>(plan.stages.size()));
-  schedule->clear_virtual_stages();
-  schedule->clear_stage_plans();
-  schedule->clear_offload();
-  schedule->clear_partition();
-  for (int layers : plan.partition()) schedule->add_partition(layers);
-  scenario.mutable_training()->set_data_parallel(1);
-  write_scenario(scenario, loaded,
-                 "# Straight PipeDream partition found by `pipetwin plan " + loaded.source_name +
-                     " --search pipedream`: bottleneck " +
-                     format_number("%.17g", plan.bottleneck_s) + " s per microbatch\n",
-                 args.write_plan);
-}
-
 }  // namespace
 
 void run_pipedream_plan(const PipedreamPlanArgs& args) {
@@ -156,36 +133,7 @@ void run_pipedream_plan(const PipedreamPlanArgs& args) {
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  if (!args.write_plan.empty()) {
-    PipedreamPlan written = plan;
-    bool replicated = false;
-    for (const PlannedStage& stage : plan.stages) replicated |= stage.devices.size() > 1;
-    if (replicated || !plan.contiguous) {
-      problem.straight = true;
-      PipedreamOptions options;
-      options.chain_only = true;
-      written = plan_pipedream(problem, options);
-      if (!written.contiguous) {
-        // Kept states are layer-order prefixes, so this cannot happen; say so if it does.
-        throw RuntimeFailure("--write-plan: the straight plan is not contiguous");
-      }
-      std::cerr << "note: --write-plan: pipetwin's schedules cannot replicate single stages "
-                   "or place a stage on a non-contiguous set of layers, so "
-                << args.write_plan << " holds the best straight contiguous partition ("
-                << written.stages.size() << " stages, bottleneck "
-                << format_seconds(written.bottleneck_s) << " per microbatch vs "
-                << format_seconds(plan.bottleneck_s) << " for the plan shown)\n";
-    }
-    bool placed = true;
-    for (size_t s = 0; s < written.stages.size(); ++s) {
-      placed = placed && written.stages[s].devices == std::vector<int>{static_cast<int>(s)};
-    }
-    if (!placed) {
-      std::cerr << "note: --write-plan: simulate places stage s on device s, not on the "
-                   "devices the planner matched\n";
-    }
-    write_plan_file(args, loaded, written);
-  }
+  if (!args.write_plan.empty()) write_pipedream_plan(args, loaded, problem, plan);
   if (args.json) {
     std::cout << plan_json(setup, plan, args, wall_s).dump(2) << "\n";
   } else {

@@ -28,6 +28,14 @@ nlohmann::json overlap_json(const std::optional<double>& ratio) {
   return ratio ? nlohmann::json(*ratio) : nlohmann::json(nullptr);
 }
 
+// One per stage: 1 everywhere unless the scenario replicates stages.
+nlohmann::json stage_replicas_json(const ResolvedScenario& setup) {
+  if (setup.schedule.stage_replicas.empty()) {
+    return std::vector<int32_t>(setup.schedule.stages, 1);
+  }
+  return setup.schedule.stage_replicas;
+}
+
 }  // namespace
 
 nlohmann::json report_json(const SimulationResult& result, const RunMetrics& metrics) {
@@ -66,6 +74,7 @@ nlohmann::json report_json(const SimulationResult& result, const RunMetrics& met
           {"stages", setup.schedule.stages},
           {"virtual_stages", setup.schedule.virtual_stages},
           {"data_parallel", setup.training.data_parallel},
+          {"stage_replicas", stage_replicas_json(setup)},
           {"microbatches", setup.training.microbatches},
           {"global_batch", setup.training.global_batch},
           {"iterations", setup.training.iterations},
@@ -88,16 +97,26 @@ void print_report(std::ostream& out, const SimulationResult& result, const RunMe
       << setup.schedule.stages << " stages";
   if (setup.schedule.virtual_stages > 1) out << " x " << setup.schedule.virtual_stages << " chunks";
   if (setup.training.data_parallel > 1) out << ", " << setup.training.data_parallel << " replicas";
+  if (!setup.schedule.stage_replicas.empty()) {
+    std::string counts;
+    for (int32_t r : setup.schedule.stage_replicas)
+      counts += (counts.empty() ? "" : ",") + std::to_string(r);
+    out << ", stage replicas " << counts;
+  }
   if (!setup.schedule.comm_overlap) out << ", blocking transfers";
   out << ", " << setup.training.microbatches << " microbatches of a " << setup.training.global_batch
       << "-sample batch, " << setup.training.iterations << " iteration"
       << (setup.training.iterations > 1 ? "s" : "") << ", engine " << result.timeline.source
       << "\n\n";
-  out << pad("device", 8) << pad("node", 6) << pad("busy", 12) << pad("bubble", 8)
+  size_t name_width = 8;  // replicated stages name the stage and replica too
+  for (const DeviceMetrics& d : metrics.devices)
+    name_width = std::max(name_width, d.name.size() + 2);
+  out << pad("device", name_width) << pad("node", 6) << pad("busy", 12) << pad("bubble", 8)
       << pad("exposed comm", 14) << "peak memory (GiB)\n";
   for (const DeviceMetrics& d : metrics.devices) {
     const DeviceSpec& spec = setup.cluster.devices[d.id];
-    out << pad(d.name, 8) << pad(std::to_string(spec.node), 6) << pad(format_seconds(d.busy_s), 12)
+    out << pad(d.name, name_width) << pad(std::to_string(spec.node), 6)
+        << pad(format_seconds(d.busy_s), 12)
         << pad(format_number("%.1f%%", d.bubble_ratio * 100), 8)
         << pad(format_seconds(d.exposed_comm_s), 14) << format_gib(d.peak_memory_bytes) << " / "
         << format_gib(spec.memory_bytes) << "  at "

@@ -557,6 +557,13 @@ void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
     std::cout << j.dump(2) << "\n";
     return;
   }
+  if (!setup.schedule.stage_replicas.empty()) {
+    // The real backends' reference runs and merged results assume one device per stage in
+    // each pipeline replica.
+    throw InputError(loaded.where("schedule.stage_replicas") +
+                     ": real runs give every stage one rank; simulate replicated stages "
+                     "with pipetwin simulate");
+  }
   const RunPlan plan = plan_run(setup, warmup);
   const Program& program = plan.run_program;
   const bool replay = args.backend == "cuda";

@@ -1,7 +1,9 @@
 #include "sim/build_program.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "sim/exec/ring_allreduce.h"
 #include "sim/model/backward_split.h"
 #include "sim/model/training_memory.h"
 #include "sim/partition/balanced_partition.h"
@@ -22,6 +24,9 @@ double device_flops(const ResolvedScenario& setup, int device) {
 
 int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk) {
   if (setup.schedule.kind == proto::ZB_V) return v_chunk_device(setup.schedule.stages, chunk);
+  if (!setup.schedule.stage_replicas.empty()) {
+    return StageReplicas(setup.schedule.stage_replicas).first_device(chunk);
+  }
   return chunk % setup.schedule.stages;
 }
 
@@ -50,6 +55,16 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
         setup.cluster.link(layout.stage_device[s], layout.stage_device[s + 1])
             .transfer_seconds(bytes));
   }
+  // Replicated stages update together, after an all-reduce among their replicas (none
+  // without gradients: lowering emits none either).
+  input.replicas = layout.stage_replicas;
+  if (!layout.stage_replicas.empty()) {
+    for (int32_t s = 0; s < schedule.stages; ++s) {
+      const int64_t bytes = layout.costs[s].gradient_bytes;
+      input.allreduce_s.push_back(
+          bytes > 0 ? ring_allreduce_seconds(setup.cluster, stage_devices(layout, s), bytes) : -1);
+    }
+  }
   input.update_every_microbatch = schedule.kind == proto::PIPEDREAM_ASYNC;
   if (schedule.kind == proto::APAPO) {
     input.max_staleness = schedule.max_staleness;
@@ -63,8 +78,8 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
     // Offloaded versions are held on the device only between their reload and last use,
     // which the memory curve follows from the copies.
     if (!layout.offload_weight_stashes.empty() && layout.offload_weight_stashes[s]) continue;
-    for (int32_t r = 0; r < layout.replicas; ++r) {  // every replica runs the same order
-      program.static_bytes[program.stage_device[s] + r * layout.devices_per_replica] +=
+    for (int32_t d : stage_devices(layout, s)) {  // the most any of its replicas keeps
+      program.static_bytes[d] +=
           static_cast<int64_t>(versions.alive[s] - 1) * layout.costs[s].weight_bytes;
     }
   }
@@ -138,15 +153,28 @@ std::vector<SampleRange> equal_ranges(int32_t global_batch, int32_t microbatches
   return ranges;
 }
 
+namespace {
+
+int32_t largest_size(const std::vector<SampleRange>& ranges) {
+  int32_t largest = 0;
+  for (const SampleRange& r : ranges) largest = std::max(largest, r.hi - r.lo);
+  return largest;
+}
+
+}  // namespace
+
 PipelineLayout make_layout(const ResolvedScenario& setup,
                            const std::vector<int32_t>& layers_per_chunk) {
   const auto& layers = setup.model.layers;
   const int32_t chunks = static_cast<int32_t>(layers_per_chunk.size());
   const int32_t replicas = setup.training.data_parallel;
+  const StageReplicas stage_replicas =
+      StageReplicas::of(setup.schedule.stage_replicas, setup.schedule.stages);
   PipelineLayout layout;
   layout.replicas = replicas;
-  layout.devices_per_replica = setup.schedule.stages;
-  layout.num_devices = setup.schedule.stages * replicas;
+  layout.stage_replicas = setup.schedule.stage_replicas;
+  layout.devices_per_replica = stage_replicas.devices();
+  layout.num_devices = stage_replicas.devices() * replicas;
   layout.global_batch = setup.training.global_batch;
   layout.static_bytes.assign(layout.num_devices, 0);
   const auto ranges =
@@ -156,6 +184,16 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   // expansion onto the T GPUs comes after lowering, sim/schedule/tensor_parallel.h).
   const int32_t tp = setup.training.tensor_parallel;
   const double per_gpu = 1.0 / tp;
+  // Korthikanti et al.: without sequence parallelism part of a block's activations is kept
+  // whole on every GPU of the stage.
+  const auto per_gpu_bytes = [&](double bytes, double undivided) {
+    if (tp == 1) return bytes;
+    if (setup.training.sequence_parallel) undivided = 0;
+    return undivided + (bytes - undivided) * per_gpu;
+  };
+  // Recomputation: the largest activations one backward rebuilds, per device (chunks of one
+  // device run their backwards one at a time).
+  std::vector<double> recompute_reserve(layout.devices_per_replica, 0);
 
   int32_t first = 0;
   for (int32_t c = 0; c < chunks; ++c) {
@@ -163,6 +201,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
     const int32_t last = first + layers_per_chunk[c];  // exclusive
     StageCost cost;
     cost.trains = false;
+    double transient_per_sample = 0;
     for (int32_t l = first; l < last; ++l) {
       const ModelLayer& layer = layers[l];
       const double parameters = layer.parameter_bytes / kFp32BytesPerParameter * per_gpu;
@@ -174,8 +213,10 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       // A frozen layer runs forward only: no backward, stash, gradient or optimizer state.
       const double resident = layer.frozen ? per_parameter.weights : per_parameter.total();
       for (int32_t r = 0; r < replicas; ++r) {
-        layout.static_bytes[device + r * layout.devices_per_replica] +=
-            std::llround(resident * parameters);
+        for (int32_t k = 0; k < stage_replicas.replicas(c % setup.schedule.stages); ++k) {
+          layout.static_bytes[device + r * layout.devices_per_replica + k] +=
+              std::llround(resident * parameters);
+        }
       }
       if (layer.frozen) continue;
       cost.trains = true;
@@ -185,19 +226,17 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.tp_bwd_collectives += layer.tp_bwd_collectives;
       cost.tp_bwd_bytes_per_sample +=
           layer.tp_bwd_collectives * layer.tp_allreduce_bytes_per_sample;
-      // Korthikanti et al.: without sequence parallelism some of a block's stash is kept
-      // whole on every GPU of the stage.
-      const double undivided =
-          setup.training.sequence_parallel ? 0 : layer.tp_undivided_stash_bytes_per_sample;
-      const double stash = tp == 1
-                               ? layer.stash_bytes_per_sample
-                               : undivided + (layer.stash_bytes_per_sample - undivided) * per_gpu;
+      const double stash =
+          per_gpu_bytes(layer.stash_bytes_per_sample, layer.tp_undivided_stash_bytes_per_sample);
       cost.stash_bytes_per_sample += stash;
       // W's share of the stash shrinks with tensor parallelism as the whole stash does.
       if (layer.stash_bytes_per_sample > 0) {
         cost.bwd_weight_stash_bytes_per_sample +=
             weight_gradient_stash_per_sample(layer) * stash / layer.stash_bytes_per_sample;
       }
+      transient_per_sample =
+          std::max(transient_per_sample, per_gpu_bytes(layer.transient_bytes_per_sample,
+                                                       layer.transient_undivided_bytes_per_sample));
       cost.gradient_bytes += std::llround(per_parameter.gradients * parameters);
       cost.optim_s += layer.optim_seconds;
     }
@@ -222,7 +261,14 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       layout.fwd_ranges.push_back(ranges);
       layout.bwd_ranges.push_back(ranges);
     }
+    recompute_reserve[device] = std::max(
+        recompute_reserve[device], transient_per_sample * largest_size(layout.bwd_ranges.back()));
     first = last;
+  }
+  for (int32_t d = 0; d < layout.devices_per_replica; ++d) {
+    for (int32_t r = 0; r < replicas; ++r) {
+      layout.static_bytes[d + r * layout.devices_per_replica] += std::llround(recompute_reserve[d]);
+    }
   }
   return layout;
 }
@@ -231,14 +277,16 @@ Program build_program(const ResolvedScenario& setup) {
   PipelineLayout layout = make_layout(setup, place_layers(setup));
   const int32_t stages = setup.schedule.stages;
   const int32_t microbatches = setup.training.microbatches;
+  const StageReplicas replicas = StageReplicas::of(setup.schedule.stage_replicas, stages);
   ComputeOrder order;
   ProductionTimes production_times;  // ZB-V: its receives are posted in production order
   switch (setup.schedule.kind) {
     case proto::GPIPE:
-      order = gpipe_order(stages, microbatches);
+      order = replicas.replicated() ? gpipe_order(replicas, microbatches)
+                                    : gpipe_order(stages, microbatches);
       break;
     case proto::ONE_F_ONE_B:
-      order = one_f_one_b_order(stages, microbatches);
+      order = one_f_one_b_order(replicas, microbatches);
       break;
     case proto::INTERLEAVED_ONE_F_ONE_B:
       order = interleaved_order(stages, setup.schedule.virtual_stages, microbatches);

@@ -14,4 +14,9 @@ ReplayRunResult replay_as_rank(const ResolvedScenario&, const Program&, const Ra
   throw RuntimeFailure(cuda_replay_unavailable());
 }
 
+ReplayTrainingRun replay_freezing_as_rank(const ResolvedScenario&, const RankEnvironment&,
+                                          int32_t) {
+  throw RuntimeFailure(cuda_replay_unavailable());
+}
+
 }  // namespace pipetwin

@@ -1,9 +1,12 @@
-// A rank's collectives: the Gloo groups its all-reduces span, joined up front, and data
-// parallelism's all-reduce of a stage's gradients over its replicas.
+// A rank's collectives: the Gloo groups its all-reduces span, joined up front; data
+// parallelism's all-reduce of a stage's gradients over its replicas; and sequence
+// parallelism's all-reduce of the replicated parameters' gradients over the stage's
+// tensor-parallel ranks.
 #include <algorithm>
 #include <vector>
 
 #include "backend/torch/rank_executor_state.h"
+#include "backend/torch/tensor_parallel_layers.h"
 
 namespace pipetwin {
 
@@ -19,10 +22,40 @@ void RankExecutor::join_collective_groups() {
   }
 }
 
+// Tensor parallelism's ALLREDUCE after a FWD or BWD: its members are the T ranks of one
+// stage (a data-parallel one spans replicas).
+bool RankExecutor::is_tensor_parallel_reduce(int32_t i) const {
+  const int32_t size = tensor_parallel().size;
+  if (size == 1) return false;
+  for (int32_t m : p_.members_of_group(p_.group[i])) {
+    if (p_.instructions[m].device / size != env_.rank / size) return false;
+  }
+  return true;
+}
+
+std::vector<int32_t> RankExecutor::inputs_of(int32_t i) const {
+  std::vector<int32_t> inputs;
+  const auto add = [&](int32_t d) {
+    if (std::find(inputs.begin(), inputs.end(), d) == inputs.end()) inputs.push_back(d);
+  };
+  for (int32_t d : p_.deps_of(i)) {
+    if (p_.instructions[d].op == Op::kAllreduce && is_tensor_parallel_reduce(d)) {
+      for (int32_t pass : p_.deps_of(d)) add(pass);
+    } else {
+      add(d);
+    }
+  }
+  return inputs;
+}
+
 // Data parallelism: the stage's gradients summed across its replicas. Every replica's
 // loss is already weighted by its share of the global minibatch, so the sum is the
 // gradient of the mean.
+// Tensor parallelism's ALLREDUCE stands for the collectives of the pass before it, which
+// have run inside that pass, where its layers need them (tensor_parallel_ops.h): it has
+// nothing left to do, and its span is empty.
 void RankExecutor::allreduce(int32_t i) {
+  if (is_tensor_parallel_reduce(i)) return;
   const Instruction& ins = p_.instructions[i];
   std::vector<int> ranks;
   for (int32_t m : p_.members_of_group(p_.group[i])) ranks.push_back(p_.instructions[m].device);
@@ -41,6 +74,19 @@ void RankExecutor::allreduce(int32_t i) {
     p.mutable_grad().copy_(flat[0].slice(0, offset, offset + n).view_as(p.grad()));
     offset += n;
   }
+}
+
+// With sequence parallelism the replicated parameters (layernorms, row-parallel biases,
+// position embeddings) see 1/T of the sequence on each rank: their gradients are summed
+// over the group before the step, as Megatron-LM does, so that every rank applies the
+// whole model's gradient.
+void RankExecutor::reduce_sequence_parallel_gradients(int32_t stage) {
+  if (!tensor_parallel().sequence_parallel) return;
+  std::vector<torch::Tensor> replicated;
+  for (const auto& layer : *stages_.at(stage)) {
+    for (const auto& p : replicated_parameters(*layer.ptr())) replicated.push_back(p);
+  }
+  all_reduce_gradients(replicated, tensor_parallel());
 }
 
 }  // namespace pipetwin

@@ -13,6 +13,7 @@ namespace pipetwin {
 void RankExecutor::update(const Instruction& ins) {
   const auto [first, last] = layers_[ins.stage];
   current_weights_.erase(ins.stage);
+  reduce_sequence_parallel_gradients(ins.stage);
   record_gradient_norms(ins);
   model_.step(first, last);
   ++updates_[ins.stage];
@@ -79,7 +80,7 @@ const std::pair<torch::Tensor, torch::Tensor>& RankExecutor::data(int iteration)
 std::vector<int32_t> RankExecutor::covered_forwards(int32_t i) const {
   const Instruction& ins = p_.instructions[i];
   std::vector<int32_t> forwards;
-  for (int32_t d : p_.deps_of(i)) {
+  for (int32_t d : inputs_of(i)) {
     const Instruction& dep = p_.instructions[d];
     if (dep.op == Op::kFwd && dep.stage == ins.stage && dep.range.intersect(ins.range).size() > 0) {
       forwards.push_back(d);
@@ -100,7 +101,7 @@ std::vector<int32_t> RankExecutor::covered_forwards(int32_t i) const {
 void RankExecutor::recompute_and_backward(int32_t i) {
   const Instruction& ins = p_.instructions[i];
   int32_t handed = -1;
-  for (int32_t d : p_.deps_of(i)) {
+  for (int32_t d : inputs_of(i)) {
     if (p_.instructions[d].op == Op::kRecvStash) handed = d;
   }
   if (handed < 0) throw std::logic_error(p_.text(i) + " recomputes without a received stash");

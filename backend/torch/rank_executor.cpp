@@ -12,6 +12,7 @@
 #include "backend/common/program_lanes.h"
 #include "backend/torch/clock_alignment.h"
 #include "backend/torch/rank_executor_state.h"
+#include "backend/torch/tensor_parallel_layers.h"
 #include "sim/build_program.h"
 #include "sim/spec/errors.h"
 
@@ -156,9 +157,10 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
   if (is_asynchronous(setup.schedule.kind) && setup.freeze.enabled) {
     return "asynchronous pipelines on real ranks do not freeze layers (freeze)";
   }
-  if (setup.training.tensor_parallel > 1) {
-    return "real ranks do not split layers across ranks (training.tensor_parallel); simulate "
-           "tensor parallelism, or replay it on GPUs with --backend cuda";
+  if (const int32_t tp = setup.training.tensor_parallel; tp > 1) {
+    const std::string why = tensor_parallel_unsupported(zoo_architecture(*setup.zoo), *setup.zoo,
+                                                        tp, setup.training.sequence_parallel);
+    if (!why.empty()) return why;
   }
   if (setup.freeze.cache_epoch_iterations > 0) {
     return "real ranks run every frozen layer's forward (freeze.autocache); simulate AutoCache "
@@ -170,6 +172,15 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
     return "the LibTorch backend cannot offload autograd's saved activations (schedule.offload); "
            "simulate offload with pipetwin simulate";
   }
+  if (is_zero_bubble(setup.schedule.kind) && setup.training.tensor_parallel > 1) {
+    // W re-walks the backward graph, whose tensor-parallel collectives would run again.
+    return "zero-bubble schedules on real ranks split the backward of whole layers, not of "
+           "tensor-parallel ones (training.tensor_parallel); simulate them with pipetwin simulate";
+  }
+  if (setup.training.recompute != proto::Training::NONE) {
+    return "real ranks keep every block's activations (training.recompute); simulate "
+           "recomputation with pipetwin simulate";
+  }
   return "";
 }
 
@@ -180,7 +191,17 @@ RealRunResult run_as_rank(const ResolvedScenario& setup, const Program& program,
                      std::to_string(program.num_devices) + " ranks (one per pipeline device)");
   }
   RankSession session = open_session(env, options.timeout_s);
-  RankModel model(zoo_architecture(*setup.zoo), setup.training.optimizer, options.seed);
+  // Tensor parallelism: this rank's place among its stage's T consecutive ranks, whose
+  // group every member joins first, before the Program's groups (which include it).
+  TensorParallelGroup tensor_parallel;
+  tensor_parallel.size = setup.training.tensor_parallel;
+  if (tensor_parallel.splits()) {
+    tensor_parallel.rank = env.rank % tensor_parallel.size;
+    tensor_parallel.sequence_parallel = setup.training.sequence_parallel;
+    tensor_parallel.gloo = &session.group(tensor_parallel_ranks(env.rank, tensor_parallel.size));
+  }
+  RankModel model(zoo_architecture(*setup.zoo), setup.training.optimizer, options.seed,
+                  tensor_parallel);
   return execute_on_rank(setup, program, session, model, options, ProgramContext{});
 }
 

@@ -81,9 +81,18 @@ class RankExecutor : public LaneDevice {
   void send_layers(int32_t i);
   void receive_layers(int32_t i);
 
-  // rank_collectives.cpp: collective groups and the replicas' gradient all-reduce.
+  // rank_collectives.cpp: collective groups, the replicas' gradient all-reduce and, with
+  // sequence parallelism, the all-reduce of the gradients each tensor-parallel rank
+  // computed over its own part of the sequence.
   void join_collective_groups();
+  bool is_tensor_parallel_reduce(int32_t i) const;
+  // The instructions whose results instruction i reads: its dependencies, each
+  // tensor-parallel ALLREDUCE standing for the pass it follows (whose consumers the
+  // Program makes wait for it), without repeats.
+  std::vector<int32_t> inputs_of(int32_t i) const;
   void allreduce(int32_t i);
+  void reduce_sequence_parallel_gradients(int32_t stage);
+  const TensorParallelGroup& tensor_parallel() const { return model_.tensor_parallel(); }
 
   // rank_results.cpp: gradient norms and the merge of every rank's results.
   void record_gradient_norms(const Instruction& ins);

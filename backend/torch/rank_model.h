@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "backend/torch/tensor_parallel_group.h"
 #include "backend/torch/torch_pch.h"
 #include "scenario.pb.h"
 #include "sim/model/zoo_architecture.h"
@@ -19,7 +20,11 @@ namespace pipetwin {
 
 class RankModel {
  public:
-  RankModel(const ZooArchitecture& arch, proto::Optimizer optimizer, uint64_t seed);
+  // With `tensor_parallel` splitting, every layer held is this rank's part of it.
+  RankModel(const ZooArchitecture& arch, proto::Optimizer optimizer, uint64_t seed,
+            const TensorParallelGroup& tensor_parallel = {});
+
+  const TensorParallelGroup& tensor_parallel() const { return tensor_parallel_; }
 
   // Layers [first, last) as one pipeline stage: the held modules themselves. Layers not
   // held yet are built with their initial weights (seeded per layer, as zoo_layers).
@@ -63,6 +68,7 @@ class RankModel {
   ZooArchitecture arch_;
   proto::Optimizer kind_;
   uint64_t seed_;
+  TensorParallelGroup tensor_parallel_;
   int frozen_ = 0;
   std::map<int, torch::nn::AnyModule> layers_;
   std::map<int, std::unique_ptr<torch::optim::Optimizer>> optimizers_;  // training layers

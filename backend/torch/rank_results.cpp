@@ -8,11 +8,13 @@
 #include "backend/common/measured_times.h"
 #include "backend/common/merge_slots.h"
 #include "backend/torch/rank_executor_state.h"
+#include "backend/torch/tensor_parallel_layers.h"
 
 namespace pipetwin {
 
 // AutoFreeze's statistic: each layer's gradient L1 norm, summed over the interval. Only
-// replica 0 counts (after ALLREDUCE the replicas' gradients are the same).
+// replica 0 counts (after ALLREDUCE the replicas' gradients are the same); its
+// tensor-parallel ranks count their shards, and the replicated parameters once.
 void RankExecutor::record_gradient_norms(const Instruction& ins) {
   const int32_t interval = options_.gradient_interval;
   if (interval <= 0 || ins.range.lo != 0) return;
@@ -21,7 +23,8 @@ void RankExecutor::record_gradient_norms(const Instruction& ins) {
   const int layers = static_cast<int>(arch_.layers.size());
   for (int l = first; l < last; ++l) {
     double norm = 0;
-    for (const auto& p : (*stages_.at(ins.stage))[l - first]->parameters()) {
+    for (const auto& p :
+         counted_parameters(*(*stages_.at(ins.stage))[l - first], tensor_parallel().rank)) {
       if (p.grad().defined()) norm += p.grad().abs().sum().item<double>();
     }
     gradient_norms_[static_cast<size_t>(k) * layers + l] += norm;
@@ -29,7 +32,8 @@ void RankExecutor::record_gradient_norms(const Instruction& ins) {
 }
 
 // One all-reduce of every rank's share: each slot is written by one rank (or, for
-// losses, summed over the replicas' last stages).
+// losses, summed over the replicas' last stages; for weights, over the tensor-parallel
+// ranks of replica 0, each adding its shards).
 RealRunResult RankExecutor::gather(double offset) {
   const int64_t n = p_.size();
   const int layers = static_cast<int>(arch_.layers.size());
@@ -58,12 +62,21 @@ RealRunResult RankExecutor::gather(double offset) {
   for (size_t k = 0; k < norms.size(); ++k) {
     for (int l = 0; l < layers; ++l) norms[k].in(values, l) = gradient_norms_[k * layers + l];
   }
-  // Every replica's last stage holds its share of each iteration's loss.
-  for (int it = 0; it < p_.iterations; ++it) losses.in(values, it) = losses_[it];
+  // Every replica's last stage holds its share of each iteration's loss; its
+  // tensor-parallel ranks all computed the same loss, of which rank 0's counts.
+  const TensorParallelGroup& tp = tensor_parallel();
+  if (tp.rank == 0) {
+    for (int it = 0; it < p_.iterations; ++it) losses.in(values, it) = losses_[it];
+  }
   for (auto& [s, stage] : stages_) {
-    if (p_.stage_device[s] != env_.rank) continue;  // replica 0's weights stand for all
+    // Replica 0's weights stand for all: the tensor-parallel ranks of its stage.
+    if (p_.stage_device[s] / tp.size != env_.rank / tp.size) continue;
     for (int l = layers_[s].first; l < layers_[s].second; ++l) {
-      weights.in(values, l) = parameter_sum(*stage[l - layers_[s].first]);
+      double sum = 0;
+      for (const auto& p : counted_parameters(*stage[l - layers_[s].first], tp.rank)) {
+        sum += p.sum().item<double>();
+      }
+      weights.in(values, l) = sum;
     }
   }
   // Gloo sums in place, through a tensor that views the buffer.

@@ -42,7 +42,7 @@ void RankExecutor::backward_input(int32_t i) {
 
 void RankExecutor::backward_weight(int32_t i) {
   int32_t input = -1;  // this W's BWD_INPUT
-  for (int32_t d : p_.deps_of(i)) {
+  for (int32_t d : inputs_of(i)) {
     if (p_.instructions[d].op == Op::kBwdInput) input = d;
   }
   if (input < 0) throw std::logic_error(p_.text(i) + " has no BWD_INPUT before it");

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backend/torch/rank_executor_state.h"
+#include "backend/torch/tensor_parallel_layers.h"
 
 namespace pipetwin {
 
@@ -17,14 +18,15 @@ torch::Tensor RankExecutor::gather_pieces(int32_t i, Op wanted) {
   // A neighbouring stage on this same device hands its result over without a transfer.
   const bool forward = wanted == Op::kRecvAct;
   const int32_t local_stage = forward ? ins.stage - 1 : ins.stage + 1;
-  for (int32_t d : p_.deps_of(i)) {
+  for (int32_t d : inputs_of(i)) {
     const Instruction& dep = p_.instructions[d];
     if (dep.op == wanted) {
       pieces.emplace_back(dep.range.lo, produced_[d]);
     } else if ((forward ? dep.op == Op::kFwd : computes_input_gradient(dep.op)) &&
                dep.stage == local_stage) {
+      // (With tensor parallelism the pass before on the lane is an input too.)
       const SampleRange piece = dep.range.intersect(mine);
-      pieces.emplace_back(piece.lo, rows(produced_[d], dep.range, piece));
+      if (piece.size() > 0) pieces.emplace_back(piece.lo, rows(produced_[d], dep.range, piece));
     }
   }
   std::sort(pieces.begin(), pieces.end(),
@@ -50,7 +52,7 @@ void RankExecutor::send(int32_t i) {
     return;
   }
   int32_t producer = -1;
-  for (int32_t d : p_.deps_of(i)) producer = d;
+  for (int32_t d : inputs_of(i)) producer = d;
   if (producer < 0) throw std::logic_error(p_.text(i) + " sends nothing: it has no producer");
   const Instruction& from = p_.instructions[producer];
   if (ins.op == Op::kSendStash) {
@@ -91,10 +93,13 @@ void RankExecutor::receive(int32_t i) {
     return;
   }
   // Activations and handed-over inputs enter this stage's first layer; gradients leave
-  // its last one. Stage 0's input may be token ids.
+  // its last one. Stage 0's input may be token ids. With tensor parallelism, rank t of
+  // a stage exchanges with rank t of the next what it holds there: the whole activation,
+  // or its part where the layers leave one split (rank_boundary_shape).
   const auto [first, last] = layers_[ins.stage];
   std::vector<int64_t> shape = {ins.range.size()};
-  for (int64_t d : arch_.boundary_shapes[ins.op == Op::kRecvGrad ? last : first]) {
+  for (int64_t d :
+       rank_boundary_shape(arch_, ins.op == Op::kRecvGrad ? last : first, tensor_parallel())) {
     shape.push_back(d);
   }
   const bool tokens = first == 0 && arch_.input_vocab > 0 && ins.op != Op::kRecvGrad;

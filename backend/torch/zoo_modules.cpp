@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "backend/torch/tensor_parallel_layers.h"
+
 namespace pipetwin {
 namespace {
 
@@ -191,12 +193,15 @@ torch::nn::AnyModule make_layer(const ZooArchitecture& arch, const ArchLayer& la
 
 }  // namespace
 
-torch::nn::Sequential zoo_layers(const ZooArchitecture& arch, int first, int last, uint64_t seed) {
+torch::nn::Sequential zoo_layers(const ZooArchitecture& arch, int first, int last, uint64_t seed,
+                                 const TensorParallelGroup& tensor_parallel) {
   torch::nn::Sequential stage;
   for (int l = first; l < last; ++l) {
     // Seeded per layer, so that the cut does not change the initial weights.
     torch::manual_seed(seed * 1000003 + l);
-    stage->push_back(make_layer(arch, arch.layers[l]));
+    torch::nn::AnyModule whole = make_layer(arch, arch.layers[l]);
+    stage->push_back(tensor_parallel.splits() ? split_layer(arch, l, *whole.ptr(), tensor_parallel)
+                                              : whole);
   }
   return stage;
 }

@@ -31,6 +31,7 @@ proto::Cluster make(const std::string& name, int gpus_per_node, const std::strin
 proto::Cluster dgx_a100() {
   // A100 SXM4 80GB: 312 TFLOPS dense BF16 (624 is with 2:4 sparsity).
   proto::Cluster c = make("dgx-a100", 8, "A100-SXM4-80GB", 312, 80);
+  c.mutable_gpu()->set_memory_bandwidth_gbytes_per_s(2039);  // HBM2e
   // NVLink 3 through NVSwitch: 600 GB/s total per GPU = 300 each way.
   set_link(c.mutable_intra_node(), 300, 3);
   c.mutable_intra_node()->set_kind(proto::NVSWITCH);
@@ -47,6 +48,7 @@ proto::Cluster dgx_a100() {
 proto::Cluster dgx_h100() {
   // H100 SXM5 80GB: 989 TFLOPS dense BF16 (1,979 is with sparsity).
   proto::Cluster c = make("dgx-h100", 8, "H100-SXM5-80GB", 989, 80);
+  c.mutable_gpu()->set_memory_bandwidth_gbytes_per_s(3350);  // HBM3
   // NVLink 4 through NVSwitch: 900 GB/s total per GPU = 450 each way.
   set_link(c.mutable_intra_node(), 450, 3);
   c.mutable_intra_node()->set_kind(proto::NVSWITCH);
@@ -64,6 +66,7 @@ proto::Cluster pcie_8xa100() {
   // A100 PCIe 80GB: same 312 TFLOPS dense BF16 peak as SXM (lower power limit, so real
   // kernels may run somewhat slower; calibrate).
   proto::Cluster c = make("pcie-8xa100", 8, "A100-PCIe-80GB", 312, 80);
+  c.mutable_gpu()->set_memory_bandwidth_gbytes_per_s(1935);  // HBM2e
   // No NVLink: GPU-to-GPU traffic is PCIe Gen4 x16 peer-to-peer through the shared switch.
   set_link(c.mutable_intra_node(), kPcieGen4x16, 2);
   c.mutable_intra_node()->set_kind(proto::PCIE_SWITCH);

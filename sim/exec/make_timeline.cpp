@@ -3,6 +3,22 @@
 #include <algorithm>
 
 namespace pipetwin {
+namespace {
+
+// With replicated stages, which stage and replica a device is: " (stage 1 replica 0)".
+std::string replica_label(const Program& program, int32_t device) {
+  int32_t first = 0;
+  for (size_t s = 0; s < program.stage_replicas.size(); ++s) {
+    const int32_t count = program.stage_replicas[s];
+    if (device < first + count) {
+      return " (stage " + std::to_string(s) + " replica " + std::to_string(device - first) + ")";
+    }
+    first += count;
+  }
+  return "";
+}
+
+}  // namespace
 
 Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
                        const ExecutionTimes& times, const MemoryCurve& memory,
@@ -11,7 +27,7 @@ Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
   timeline.source = source;
   for (int32_t d = 0; d < program.num_devices; ++d) {
     const DeviceSpec& device = cluster.devices[d];
-    timeline.devices.push_back({device.id, device.node, device.name});
+    timeline.devices.push_back({device.id, device.node, device.name + replica_label(program, d)});
   }
   timeline.spans.reserve(program.size());
   for (int32_t i = 0; i < program.size(); ++i) {

@@ -114,6 +114,19 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
     // their inputs and output gradients, 32sh bytes (Qi et al. 2024, table 1).
     layers.back().bwd_weight->flops_per_sample = 24 * sd * hd * hd;
     layers.back().bwd_weight_stash_bytes_per_sample = 32 * sd * hd;
+    // Recomputation (Korthikanti et al. 2022, section 5): a checkpoint is the block's 16-bit
+    // input; the attention core is QK^T and its product with V (4s^2h FLOPs) and keeps the
+    // scores, the softmax output and the dropout mask (5as^2 bytes).
+    layers.back().checkpoint_bytes_per_sample = sd * hd * kHalf;
+    layers.back().attention_stash_bytes_per_sample = 5 * ad * sd * sd;
+    layers.back().attention_flops_per_sample = 4 * sd * sd * hd;
+    // Memory-bound kernels, 16-bit, fused as Megatron-LM fuses them: two layernorms (read
+    // and write sh each: 8sh), two bias + dropout + residual adds (read 2 x sh, write sh,
+    // a 1-byte mask: 14sh), bias + GeLU on the 4h MLP width (16sh), scale + mask + softmax
+    // over the a x s x s scores (4as^2) and their dropout (5as^2). The layernorms and the
+    // residual adds work on whole activations on every tensor-parallel GPU.
+    layers.back().fwd_memory_bytes_per_sample = 38 * sd * hd + 9 * ad * sd * sd;
+    layers.back().tp_undivided_memory_bytes_per_sample = 22 * sd * hd;
   }
   // Final layernorm + logits (untied: the last stage holds its own V x h matrix, as
   // pipeline-parallel Megatron does). The loss works on fp32 logits, which is what the
@@ -125,6 +138,10 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
   layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
   // W of the logits GEMM (2shV FLOPs) needs its input and the logits' gradient.
   layers.back().bwd_weight_stash_bytes_per_sample = sd * hd * kHalf + sd * vd * kHalf;
+  // The final layernorm (4sh, whole on every GPU) and the cross-entropy's passes over the
+  // s x V logits: read them, write fp32 probabilities (8sV, split by vocabulary).
+  layers.back().fwd_memory_bytes_per_sample = 4 * sd * hd + 8 * sd * vd;
+  layers.back().tp_undivided_memory_bytes_per_sample = 4 * sd * hd;
   return layers;
 }
 
@@ -276,6 +293,18 @@ std::vector<ModelLayer> mlp(const proto::Zoo& zoo) {
     const double act = static_cast<double>(out) * kFp32;
     layers.push_back(layer("fc" + std::to_string(i + 1), 2.0 * in * out, act, act,
                            (in + 1) * out * static_cast<int64_t>(kFp32)));
+    // Tensor parallelism splits the layers in pairs (Megatron-LM's MLP): the first
+    // column-parallel, whose input gradient is all-reduced (none for the model's input);
+    // the second row-parallel, whose output is all-reduced and kept whole on every GPU.
+    ModelLayer& split = layers.back();
+    if (i % 2 == 0 && i > 0) {
+      split.tp_bwd_collectives = 1;
+      split.tp_allreduce_bytes_per_sample = static_cast<double>(in) * kFp32;
+    } else if (i % 2 == 1) {
+      split.tp_fwd_collectives = 1;
+      split.tp_allreduce_bytes_per_sample = act;
+      split.tp_undivided_stash_bytes_per_sample = act;
+    }
   }
   return layers;
 }

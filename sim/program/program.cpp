@@ -100,6 +100,7 @@ Program ProgramBuilder::finish() && {
   p.static_bytes = std::move(static_bytes_);
   p.static_bytes.resize(p.num_devices, 0);
   p.stage_device = std::move(stage_device_);
+  p.stage_replicas = std::move(stage_replicas_);
   p.show_ranges = show_ranges_;
   p.tensor_parallel = tensor_parallel_;
   return std::move(program_);

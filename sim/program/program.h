@@ -42,8 +42,11 @@ struct Program {
   std::vector<int32_t> group_members;
   // Resident bytes per device: weights, gradients, optimizer state of its stages.
   std::vector<int64_t> static_bytes;
-  // Device each stage runs on.
+  // Device each stage runs on (with replicated stages, its first replica's).
   std::vector<int32_t> stage_device;
+  // Replicated stages (schedule.stage_replicas): per stage, the devices that run it,
+  // stage_device[s] onwards; empty when every stage runs on one device.
+  std::vector<int32_t> stage_replicas;
 
   int32_t size() const { return static_cast<int32_t>(instructions.size()); }
   std::span<const int32_t> deps_of(int32_t i) const {
@@ -82,6 +85,7 @@ class ProgramBuilder {
   void group(const std::vector<int32_t>& members);
   void set_static_bytes(std::vector<int64_t> bytes) { static_bytes_ = std::move(bytes); }
   void set_stage_device(std::vector<int32_t> devices) { stage_device_ = std::move(devices); }
+  void set_stage_replicas(std::vector<int32_t> counts) { stage_replicas_ = std::move(counts); }
   void set_show_ranges(bool show) { show_ranges_ = show; }
   void set_tensor_parallel(int32_t gpus_per_stage) { tensor_parallel_ = gpus_per_stage; }
 
@@ -95,6 +99,7 @@ class ProgramBuilder {
   std::vector<std::vector<int32_t>> groups_;
   std::vector<int64_t> static_bytes_;
   std::vector<int32_t> stage_device_;
+  std::vector<int32_t> stage_replicas_;
   bool show_ranges_ = false;
   int32_t tensor_parallel_ = 1;
 };

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "sim/model/activation_recompute.h"
+#include "sim/model/memory_bound_time.h"
 #include "sim/model/model_sources.h"
 #include "sim/scenario/freeze_log.h"
 #include "sim/spec/errors.h"
@@ -218,9 +220,9 @@ TrainingSpec resolve_training(const Checker& check, const proto::Scenario& s) {
                "splits activations among tensor-parallel GPUs: "
                "set training.tensor_parallel above 1");
   }
-  return {t.global_batch(),    t.microbatches(),    t.iterations(),
-          t.optimizer(),       t.data_parallel(),   t.precision(),
-          t.mixed_precision(), t.tensor_parallel(), t.sequence_parallel()};
+  return {t.global_batch(),      t.microbatches(), t.iterations(),      t.optimizer(),
+          t.data_parallel(),     t.precision(),    t.mixed_precision(), t.tensor_parallel(),
+          t.sequence_parallel(), t.recompute()};
 }
 
 // The weight-gradient part of a layer's backward (zero-bubble schedules) comes in the form
@@ -425,6 +427,71 @@ void check_zero_bubble_combinations(const Checker& check, const proto::Scenario&
                              " does not freeze layers (use GPIPE, ONE_F_ONE_B or "
                              "INTERLEAVED_ONE_F_ONE_B)");
   }
+  if (s.training().recompute() != proto::Training::NONE) {
+    check.fail("training.recompute",
+               kind + " does not recompute activations (W would need the rebuilt activations "
+                      "held from B to W)");
+  }
+}
+
+// PipeDream's hybrid plans: each stage on devices of its own, which take its microbatches
+// round robin. Empty when the scenario replicates no stage.
+std::vector<int32_t> resolve_stage_replicas(const Checker& check, const proto::Scenario& scenario,
+                                            const TrainingSpec& training, int devices) {
+  const proto::Schedule& p = scenario.schedule();
+  if (p.stage_replicas_size() == 0) return {};
+  const std::string field = "schedule.stage_replicas";
+  if (p.stage_replicas_size() != p.stages()) {
+    check.fail(field, "has " + std::to_string(p.stage_replicas_size()) +
+                          " entries, expected one per stage (" + std::to_string(p.stages()) + ")");
+  }
+  switch (p.kind()) {
+    case proto::GPIPE:
+    case proto::ONE_F_ONE_B:
+    case proto::PIPEDREAM_ASYNC:
+    case proto::PIPEDREAM_2BW:
+    case proto::APAPO:
+      break;
+    default:
+      check.fail(field,
+                 "replicates stages of GPIPE, ONE_F_ONE_B, PIPEDREAM_ASYNC, "
+                 "PIPEDREAM_2BW and APAPO schedules, not " +
+                     proto::ScheduleKind_Name(p.kind()));
+  }
+  if (training.data_parallel > 1) {
+    check.fail(field, "cannot be combined with training.data_parallel (" +
+                          std::to_string(training.data_parallel) +
+                          "): replicate single stages or whole pipelines, not both");
+  }
+  if (training.tensor_parallel > 1) {
+    check.fail(field, "cannot be combined with training.tensor_parallel (" +
+                          std::to_string(training.tensor_parallel) + ")");
+  }
+  if (p.has_offload()) {
+    check.fail(field, "cannot be combined with schedule.offload");
+  }
+  if (scenario.has_freeze()) {  // FreezePipe repartitions whole pipelines
+    check.fail(field, "cannot be combined with freeze");
+  }
+  int64_t total = 0;
+  for (int s = 0; s < p.stage_replicas_size(); ++s) {
+    const std::string at = field + "[" + std::to_string(s) + "]";
+    const int32_t replicas = p.stage_replicas(s);
+    check.positive(true, replicas, at);
+    // Round robin over an iteration's microbatches: a replica beyond them would idle.
+    if (replicas > training.microbatches) {
+      check.fail(at, std::to_string(replicas) + " replicas of stage " + std::to_string(s) +
+                         " need at least as many microbatches per iteration "
+                         "(training.microbatches is " +
+                         std::to_string(training.microbatches) + ")");
+    }
+    total += replicas;
+  }
+  if (total > devices) {
+    check.fail(field, "places the stages on " + std::to_string(total) +
+                          " devices, more than the cluster's " + std::to_string(devices));
+  }
+  return {p.stage_replicas().begin(), p.stage_replicas().end()};
 }
 
 ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, int layers,
@@ -508,6 +575,7 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
                                       " pipeline stages need more layers than the model's " +
                                       std::to_string(layers));
   }
+  schedule.stage_replicas = resolve_stage_replicas(check, s, training, devices);
   if (p.partition_size() > 0) {
     if (p.partition_size() != schedule.chunks()) {
       check.fail("schedule.partition", "has " + std::to_string(p.partition_size()) +
@@ -669,6 +737,29 @@ FreezeSpec resolve_freeze(const Checker& check, const LoadedScenario& loaded, in
   return spec;
 }
 
+// model.zoo.memory_efficiency: before recomputation, which reruns these kernels too.
+void add_memory_bound_kernels(const Checker& check, const proto::Scenario& s,
+                              ResolvedScenario& setup) {
+  const double efficiency = s.model().zoo().memory_efficiency();
+  if (!(efficiency > 0 && efficiency <= 1)) {
+    check.fail("model.zoo.memory_efficiency", "must be in (0, 1], got " + number(efficiency));
+  }
+  const double bandwidth = s.cluster().gpu().memory_bandwidth_gbytes_per_s();
+  if (!(bandwidth > 0)) {
+    check.fail("cluster.gpu.memory_bandwidth_gbytes_per_s",
+               "model.zoo.memory_efficiency times memory-bound kernels by it: set it (GB/s)");
+  }
+  const bool counted =
+      std::any_of(setup.model.layers.begin(), setup.model.layers.end(),
+                  [](const ModelLayer& l) { return l.fwd_memory_bytes_per_sample > 0; });
+  if (!counted) {
+    check.fail("model.zoo.memory_efficiency",
+               "only the gpt zoo model counts its memory-bound kernels");
+  }
+  add_memory_bound_time(setup.model, efficiency * bandwidth * 1e9,
+                        setup.training.sequence_parallel);
+}
+
 }  // namespace
 
 ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
@@ -702,9 +793,25 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
     const bool splits = std::any_of(
         setup.model.layers.begin(), setup.model.layers.end(),
         [](const ModelLayer& l) { return l.tp_fwd_collectives + l.tp_bwd_collectives > 0; });
+    if (s.model().zoo().name() == "mlp") {
+      if (setup.model.layers.size() % 2 != 0) {
+        check.fail(
+            "training.tensor_parallel",
+            "an MLP splits in pairs of layers (column-, then row-parallel): model.zoo.layers "
+            "must be even");
+      }
+      if (s.model().zoo().hidden() % tp != 0) {
+        check.fail("training.tensor_parallel",
+                   "the MLP's " + std::to_string(s.model().zoo().hidden()) +
+                       " hidden units do not split " + std::to_string(tp) + " ways");
+      }
+      if (setup.training.sequence_parallel) {
+        check.fail("training.sequence_parallel", "an MLP has no sequence to split");
+      }
+    }
     if (!splits) {
       check.fail("training.tensor_parallel",
-                 "only transformer layers split across GPUs (model.zoo.name: gpt)");
+                 "only transformer and MLP layers split across GPUs (model.zoo.name: gpt or mlp)");
     }
     if (setup.cluster.gpus_per_node % tp != 0) {
       check.fail("training.tensor_parallel",
@@ -721,6 +828,19 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
       check.fail("training.tensor_parallel",
                  "not with FreezePipe or PIPEFB, which place stages on devices themselves");
     }
+  }
+  if (s.model().has_zoo() && s.model().zoo().memory_efficiency() != 0) {
+    add_memory_bound_kernels(check, s, setup);
+  }
+  if (setup.training.recompute != proto::Training::NONE) {
+    if (!has_recomputable_layers(setup.model)) {
+      check.fail("training.recompute",
+                 "recomputes transformer blocks; this model has none (model.zoo.name: gpt)");
+    }
+    if (setup.schedule.kind == proto::PIPEFB) {
+      check.fail("training.recompute", "PIPEFB recomputes with schedule.pipefb_recompute");
+    }
+    apply_activation_recompute(setup.model, setup.training.recompute);
   }
   if (setup.freeze.cache_epoch_iterations > 0 && !setup.cluster.has_host_link) {
     check.fail("freeze.autocache", "the cache is read over cluster.host_link, which is missing");

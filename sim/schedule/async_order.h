@@ -17,7 +17,8 @@ struct RunAction {
   ComputeAction action;  // kFwd, kBwd, or kOptim (an update of action.stage)
   bool operator==(const RunAction&) const = default;
 };
-// Per device (stage s on device s), in execution order, over all iterations.
+// Per device (stage s on device s; with replicated stages, stage-major: stage 0's
+// replicas first), in execution order, over all iterations.
 using RunOrder = std::vector<std::vector<RunAction>>;
 
 struct AsyncOrderInput {
@@ -35,10 +36,21 @@ struct AsyncOrderInput {
   // iteration t's update (n = max_in_flight_iterations). Negative: no bound.
   int32_t max_staleness = -1;
   int32_t max_in_flight_iterations = -1;
+  // PipeDream's replicated stages, per stage (empty: one device each). Microbatch j of the
+  // run (j = t M + m) runs on replica j mod r_s, so that the replicas share the stream
+  // evenly whatever M is. The replicas of a stage update together: each update waits for
+  // the backwards of every replica it covers (PipeDream: the round of r_s consecutive
+  // microbatches; otherwise the iteration), then for their all-reduce (allreduce_s, per
+  // stage), then takes update_s.
+  std::vector<int32_t> replicas;
+  std::vector<double> allreduce_s;
 };
 
 // At most K - s microbatches in flight on stage s (1F1B's bound, what weight stashing
-// keeps versions for).
+// keeps versions for). Replicated stages: per replica, enough to keep it busy through a
+// microbatch's round trip (PipeDream's NOAM with equal stages and free transfers, more
+// with slow cuts; async_order.cpp), and each replica goes on computing while its update's
+// all-reduce runs, applying the update before its next backward.
 RunOrder async_run_order(const AsyncOrderInput& input);
 
 }  // namespace pipetwin

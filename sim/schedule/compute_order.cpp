@@ -21,17 +21,48 @@ ComputeOrder flush_order(const std::vector<int32_t>& forward_counts,
 }
 
 ComputeOrder one_f_one_b_order(int32_t stages, int32_t microbatches) {
-  ComputeOrder order(stages);
-  for (int32_t s = 0; s < stages; ++s) {
-    const int32_t warmup = std::min(stages - s - 1, microbatches);
-    auto& list = order[s];
-    for (int32_t m = 0; m < warmup; ++m) list.push_back({Op::kFwd, s, m});
-    for (int32_t i = 0; i < microbatches - warmup; ++i) {
-      list.push_back({Op::kFwd, s, warmup + i});
-      list.push_back({Op::kBwd, s, i});
+  return one_f_one_b_order(StageReplicas(stages), microbatches);
+}
+
+namespace {
+
+// The microbatches replica k of stage s runs, in order.
+std::vector<int32_t> owned(const StageReplicas& replicas, int32_t s, int32_t k,
+                           int32_t microbatches) {
+  std::vector<int32_t> mine;
+  for (int32_t m = k; m < microbatches; m += replicas.replicas(s)) mine.push_back(m);
+  return mine;
+}
+
+}  // namespace
+
+ComputeOrder gpipe_order(const StageReplicas& replicas, int32_t microbatches) {
+  ComputeOrder order;
+  for (int32_t s = 0; s < replicas.stages(); ++s) {
+    for (int32_t k = 0; k < replicas.replicas(s); ++k) {
+      auto& list = order.emplace_back();
+      const std::vector<int32_t> mine = owned(replicas, s, k, microbatches);
+      for (int32_t m : mine) list.push_back({Op::kFwd, s, m});
+      for (int32_t m : mine) list.push_back({Op::kBwd, s, m});
     }
-    for (int32_t m = microbatches - warmup; m < microbatches; ++m) {
-      list.push_back({Op::kBwd, s, m});
+  }
+  return order;
+}
+
+ComputeOrder one_f_one_b_order(const StageReplicas& replicas, int32_t microbatches) {
+  ComputeOrder order;
+  for (int32_t s = 0; s < replicas.stages(); ++s) {
+    for (int32_t k = 0; k < replicas.replicas(s); ++k) {
+      auto& list = order.emplace_back();
+      const std::vector<int32_t> mine = owned(replicas, s, k, microbatches);
+      const int32_t n = static_cast<int32_t>(mine.size());
+      const int32_t warmup = std::min(replicas.in_flight(s) - 1, n);
+      for (int32_t i = 0; i < warmup; ++i) list.push_back({Op::kFwd, s, mine[i]});
+      for (int32_t i = 0; i < n - warmup; ++i) {
+        list.push_back({Op::kFwd, s, mine[warmup + i]});
+        list.push_back({Op::kBwd, s, mine[i]});
+      }
+      for (int32_t i = n - warmup; i < n; ++i) list.push_back({Op::kBwd, s, mine[i]});
     }
   }
   return order;

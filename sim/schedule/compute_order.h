@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/program/instruction.h"
+#include "sim/spec/stage_replicas.h"
 
 namespace pipetwin {
 
@@ -27,6 +28,15 @@ ComputeOrder gpipe_order(int32_t stages, int32_t microbatches);
 // and one backward, then drain (PipeDream-Flush / DAPPLE), so at most min(K-s, M)
 // microbatches are stashed on stage s.
 ComputeOrder one_f_one_b_order(int32_t stages, int32_t microbatches);
+
+// Replicated stages (schedule.stage_replicas): one order per device, stage-major; replica
+// k of stage s runs the microbatches m with m mod r_s = k, in the stage's order.
+// GPipe: all of a device's forwards, then its backwards.
+ComputeOrder gpipe_order(const StageReplicas& replicas, int32_t microbatches);
+// 1F1B with PipeDream's warm-up: a replica of stage s keeps in_flight(s) of its
+// microbatches in flight (NOAM, ceil(devices from s on / r_s)), so that the replicas
+// downstream have work; one device per stage gives min(K-s-1, M) warm-up forwards as above.
+ComputeOrder one_f_one_b_order(const StageReplicas& replicas, int32_t microbatches);
 
 // UMPIPE (and GPipe with unequal cuts): stage s runs its forward_counts[s] forwards, then
 // its backward_counts[s] backwards, in sample order.

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "sim/spec/stage_replicas.h"
 #include "sim/spec/unequal_plan.h"
 
 namespace pipetwin {
@@ -21,8 +22,9 @@ struct Update {
 // the BWDs, or of split backwards the BWD_INPUTs, and `bwd_weight` their BWD_WEIGHTs.
 struct ComputeIds {
   std::vector<std::vector<int32_t>> fwd, bwd, bwd_weight;
-  // Per stage, in compute order, the last op the update waits for: BWD or BWD_WEIGHT.
-  std::vector<int32_t> last_bwd;
+  // [stage][replica of the stage], in compute order: the last op the update waits for, BWD
+  // or BWD_WEIGHT.
+  std::vector<std::vector<int32_t>> last_bwd;
 };
 
 // The table of an op's ids.
@@ -57,13 +59,16 @@ bool ranges_differ(const PipelineLayout& layout) {
 
 class Lowering {
  public:
+  // `run_wide`: replicated stages number microbatches over the run, not per iteration.
   Lowering(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations,
-           const ProductionTimes& production_times = {})
+           bool run_wide, const ProductionTimes& production_times = {})
       : layout_(layout),
         order_(order),
         iterations_(iterations),
         num_stages_(static_cast<int32_t>(layout.stage_device.size())),
         replica_batch_(layout.global_batch / layout.replicas),
+        stage_replicas_(StageReplicas::of(layout.stage_replicas, num_stages_)),
+        run_wide_(run_wide),
         builder_(layout.num_devices, num_stages_, iterations, layout.global_batch) {
     for (size_t d = 0; d < production_times.size(); ++d) {
       for (size_t k = 0; k < production_times[d].size(); ++k) {
@@ -104,8 +109,9 @@ class Lowering {
   Program run_over_iterations(const RunOrder& run, bool update_every_microbatch) && {
     std::vector<std::vector<ComputeIds>> ids(layout_.replicas,
                                              std::vector<ComputeIds>(iterations_, empty_ids()));
-    // Per device and update in its order: the update's ALLREDUCE on each replica.
-    std::vector<std::vector<std::vector<int32_t>>> reductions(run.size());
+    // Per stage and update in its devices' order: the update's ALLREDUCE on each replica
+    // (a replicated stage's replicas update together, the n-th update of each).
+    std::vector<std::vector<std::vector<int32_t>>> reductions(num_stages_);
     // Per replica and device: its compute lane, OPTIMs included (for offload).
     std::vector<std::vector<std::vector<Step>>> lanes(layout_.replicas,
                                                       std::vector<std::vector<Step>>(run.size()));
@@ -123,8 +129,11 @@ class Lowering {
           }
           const Update u = emit_async_update(r, ra, ids[r], update_every_microbatch);
           lanes[r][d].push_back({ra.action, ra.iteration, u.optim});
-          if (reductions[d].size() <= static_cast<size_t>(update)) reductions[d].emplace_back();
-          if (u.allreduce >= 0) reductions[d][update].push_back(u.allreduce);
+          auto& stage_reductions = reductions[ra.action.stage];
+          if (stage_reductions.size() <= static_cast<size_t>(update)) {
+            stage_reductions.emplace_back();
+          }
+          if (u.allreduce >= 0) stage_reductions[update].push_back(u.allreduce);
           ++update;
         }
       }
@@ -134,8 +143,8 @@ class Lowering {
         for (const std::vector<Step>& steps : lanes[r]) emit_copies(r, steps);
       }
     }
-    for (const auto& device_reductions : reductions) {
-      for (const auto& group : device_reductions) {
+    for (const auto& stage_reductions : reductions) {
+      for (const auto& group : stage_reductions) {
         if (!group.empty()) builder_.group(group);
       }
     }
@@ -150,8 +159,29 @@ class Lowering {
   }
 
  private:
-  int32_t device(int32_t replica, int32_t stage) const {
+  // Where replica `replica` of the pipeline runs `stage` (its first device when the stage
+  // is replicated).
+  int32_t stage_base(int32_t replica, int32_t stage) const {
     return layout_.stage_device[stage] + replica * layout_.devices_per_replica;
+  }
+  // Which of the stage's replicas owns its microbatch m of iteration it: round robin.
+  int32_t stage_replica(int32_t stage, int32_t it, int32_t m) const {
+    if (stage_replicas_.replicas(stage) == 1) return 0;
+    const int64_t j = run_wide_ ? static_cast<int64_t>(it) * count(Op::kFwd, stage) + m : m;
+    return stage_replicas_.replica_of(stage, j);
+  }
+  int32_t device(int32_t replica, int32_t stage, int32_t it, int32_t m) const {
+    return stage_base(replica, stage) + stage_replica(stage, it, m);
+  }
+  // A replicated stage's PipeDream update closes a round of r consecutive microbatches,
+  // which may span two iterations: all its members carry the iteration of the round's first.
+  int32_t update_iteration(int32_t stage, int32_t it, int32_t m,
+                           bool update_every_microbatch) const {
+    const int32_t r = stage_replicas_.replicas(stage);
+    if (r == 1 || !update_every_microbatch) return it;
+    const int32_t per_iteration = count(Op::kBwd, stage);
+    const int64_t j = static_cast<int64_t>(it) * per_iteration + m;
+    return static_cast<int32_t>(j / r * r / per_iteration);
   }
   int32_t count(Op op, int32_t stage) const {
     return static_cast<int32_t>(ranges(op, stage).size());
@@ -181,8 +211,9 @@ class Lowering {
     ids.fwd.resize(num_stages_);
     ids.bwd.resize(num_stages_);
     ids.bwd_weight.resize(num_stages_);
-    ids.last_bwd.assign(num_stages_, -1);
+    ids.last_bwd.resize(num_stages_);
     for (int32_t s = 0; s < num_stages_; ++s) {
+      ids.last_bwd[s].assign(stage_replicas_.replicas(s), -1);
       ids.fwd[s].assign(count(Op::kFwd, s), -1);
       ids.bwd[s].assign(count(Op::kBwd, s), -1);
       ids.bwd_weight[s].assign(count(Op::kBwd, s), -1);
@@ -195,7 +226,7 @@ class Lowering {
     const StageCost& cost = layout_.costs[a.stage];
     Instruction instr;
     instr.op = a.op;
-    instr.device = device(r, a.stage);
+    instr.device = device(r, a.stage, it, a.microbatch);
     instr.stage = a.stage;
     instr.microbatch = global_microbatch(r, a.op, a.stage, a.microbatch);
     instr.range = samples;
@@ -211,7 +242,9 @@ class Lowering {
     instr.stash_bytes = stash_freed(cost, a.op, samples.size());
     const int32_t id = builder_.add(instr);
     ids_of(ids, a.op)[a.stage][a.microbatch] = id;
-    if (computes_weight_gradient(a.op)) ids.last_bwd[a.stage] = id;
+    if (computes_weight_gradient(a.op)) {
+      ids.last_bwd[a.stage][stage_replica(a.stage, it, a.microbatch)] = id;
+    }
   }
 
   // What a FWD allocates and a BWD frees; a split backward frees it in two parts, the
@@ -229,6 +262,7 @@ class Lowering {
   Program finish() && {
     builder_.set_static_bytes(layout_.static_bytes);
     builder_.set_stage_device(layout_.stage_device);
+    if (stage_replicas_.replicated()) builder_.set_stage_replicas(layout_.stage_replicas);
     builder_.set_show_ranges(ranges_differ(layout_));
     return std::move(builder_).finish();
   }
@@ -237,10 +271,13 @@ class Lowering {
     for (int32_t s = 0; s < num_stages_; ++s) {
       std::vector<int32_t> group;
       for (int32_t r = 0; r < layout_.replicas; ++r) {
-        // The lane order already puts the OPTIM after the stage's last BWD.
-        const Update u = emit_update(r, s, it, 0, {r * replica_batch_, (r + 1) * replica_batch_},
-                                     ids[r].last_bwd[s], /*optim_waits_for_bwd=*/false);
-        if (u.allreduce >= 0) group.push_back(u.allreduce);
+        for (int32_t k = 0; k < stage_replicas_.replicas(s); ++k) {
+          // The lane order already puts the OPTIM after the device's last BWD of the stage.
+          const Update u = emit_update(r, stage_base(r, s) + k, s, it, 0,
+                                       {r * replica_batch_, (r + 1) * replica_batch_},
+                                       ids[r].last_bwd[s][k], /*optim_waits_for_bwd=*/false);
+          if (u.allreduce >= 0) group.push_back(u.allreduce);
+        }
       }
       if (!group.empty()) builder_.group(group);
     }
@@ -251,25 +288,28 @@ class Lowering {
   Update emit_async_update(int32_t r, const RunAction& ra, const std::vector<ComputeIds>& ids,
                            bool update_every_microbatch) {
     const int32_t s = ra.action.stage, m = ra.action.microbatch;
+    const int32_t on = device(r, s, ra.iteration, m);
+    const int32_t it = update_iteration(s, ra.iteration, m, update_every_microbatch);
     return update_every_microbatch
-               ? emit_update(r, s, ra.iteration, global_microbatch(r, Op::kBwd, s, m),
+               ? emit_update(r, on, s, it, global_microbatch(r, Op::kBwd, s, m),
                              range(r, Op::kBwd, s, m), ids[ra.iteration].bwd[s][m], true)
-               : emit_update(r, s, ra.iteration, 0, {r * replica_batch_, (r + 1) * replica_batch_},
+               : emit_update(r, on, s, it, 0, {r * replica_batch_, (r + 1) * replica_batch_},
                              ids[ra.iteration].bwd[s][m], true);
   }
 
-  // Replica r's OPTIM of stage s over `samples`, after the BWD `bwd`: with replicas through
-  // an ALLREDUCE of the stage's gradients (else none, -1).
-  Update emit_update(int32_t r, int32_t s, int32_t it, int32_t microbatch, SampleRange samples,
-                     int32_t bwd, bool optim_waits_for_bwd) {
+  // Replica r's OPTIM of stage s on `device` over `samples`, after the BWD `bwd`: with
+  // replicas (of the pipeline or of the stage) through an ALLREDUCE of the stage's
+  // gradients (else none, -1).
+  Update emit_update(int32_t r, int32_t device, int32_t s, int32_t it, int32_t microbatch,
+                     SampleRange samples, int32_t bwd, bool optim_waits_for_bwd) {
     Instruction update;
-    update.device = device(r, s);
+    update.device = device;
     update.stage = s;
     update.microbatch = microbatch;
     update.range = samples;
     update.iteration = it;
     int32_t allreduce = -1;
-    if (layout_.replicas > 1 && layout_.costs[s].gradient_bytes > 0) {
+    if (layout_.replicas * stage_replicas_.replicas(s) > 1 && layout_.costs[s].gradient_bytes > 0) {
       Instruction reduce = update;
       reduce.op = Op::kAllreduce;
       reduce.bytes = layout_.costs[s].gradient_bytes;
@@ -382,7 +422,7 @@ class Lowering {
       Instruction copy;
       copy.op = c.weights ? (c.back ? Op::kReloadWeights : Op::kOffloadWeights)
                           : (c.back ? Op::kReload : Op::kOffload);
-      copy.device = device(r, c.stage);
+      copy.device = stage_base(r, c.stage);  // offload is refused with replicated stages
       copy.stage = c.stage;
       copy.iteration = c.iteration;
       const StageCost& cost = layout_.costs[c.stage];
@@ -550,8 +590,8 @@ class Lowering {
 
   void consume(int32_t r, int32_t producer, int32_t self, int32_t upstream, int32_t k,
                const ComputeAction& a, SampleRange piece, int32_t it) {
-    const int32_t from = device(r, upstream);
-    const int32_t to = device(r, a.stage);
+    const int32_t from = device(r, upstream, it, k);
+    const int32_t to = device(r, a.stage, it, a.microbatch);
     if (from == to) {
       builder_.add_dependency(self, producer);
       return;
@@ -593,8 +633,8 @@ class Lowering {
 
   void produce(int32_t r, int32_t self, const ComputeAction& a, int32_t downstream, int32_t j,
                SampleRange piece, int32_t it) {
-    const int32_t from = device(r, a.stage);
-    const int32_t to = device(r, downstream);
+    const int32_t from = device(r, a.stage, it, a.microbatch);
+    const int32_t to = device(r, downstream, it, j);
     if (from == to) return;  // consume() adds the plain dependency
     const bool fwd = a.op == Op::kFwd;
     const int32_t cut = fwd ? a.stage : downstream;
@@ -622,6 +662,8 @@ class Lowering {
   int32_t iterations_;
   int32_t num_stages_;
   int32_t replica_batch_;
+  StageReplicas stage_replicas_;
+  bool run_wide_;
   ProgramBuilder builder_;
   std::unordered_map<Key, int32_t, KeyHash> open_;  // transfers whose other end is not emitted yet
   int32_t next_pair_ = 0;                           // copies: offload and reload pairs
@@ -633,15 +675,27 @@ class Lowering {
 
 }  // namespace
 
+std::vector<int32_t> stage_devices(const PipelineLayout& layout, int32_t stage) {
+  const int32_t replicas = layout.stage_replicas.empty() ? 1 : layout.stage_replicas[stage];
+  std::vector<int32_t> devices;
+  for (int32_t r = 0; r < layout.replicas; ++r) {
+    for (int32_t k = 0; k < replicas; ++k) {
+      devices.push_back(layout.stage_device[stage] + r * layout.devices_per_replica + k);
+    }
+  }
+  return devices;
+}
+
 Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations,
               const ProductionTimes& production_times) {
-  return Lowering(layout, order, iterations, production_times).run();
+  return Lowering(layout, order, iterations, /*run_wide=*/false, production_times).run();
 }
 
 Program lower_run(const PipelineLayout& layout, const RunOrder& run, int32_t iterations,
                   bool update_every_microbatch) {
   const ComputeOrder none;
-  return Lowering(layout, none, iterations).run_over_iterations(run, update_every_microbatch);
+  return Lowering(layout, none, iterations, /*run_wide=*/true)
+      .run_over_iterations(run, update_every_microbatch);
 }
 
 }  // namespace pipetwin

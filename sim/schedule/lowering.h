@@ -63,7 +63,16 @@ struct PipelineLayout {
   // Asynchronous pipelines: per stage, whether stashed weight versions go to host memory
   // (empty: none).
   std::vector<bool> offload_weight_stashes;
+  // Replicated stages (schedule.stage_replicas; one pipeline): per stage, how many devices
+  // run it, from stage_device[s] on (empty: one each). Replica k of stage s takes the
+  // stage's microbatches j with j mod stage_replicas[s] = k, j counted per iteration by
+  // `lower` and over the run by `lower_run`; transfers go between the replicas that own
+  // the microbatch, and each update waits for an ALLREDUCE among the stage's replicas.
+  std::vector<int32_t> stage_replicas;
 };
+
+// Every device that runs stage s: its replicas, in each data-parallel pipeline.
+std::vector<int32_t> stage_devices(const PipelineLayout& layout, int32_t stage);
 
 // Each replica's microbatches are numbered after the previous replica's, so that
 // (stage, microbatch) names one action. With replicas, every stage's gradients are

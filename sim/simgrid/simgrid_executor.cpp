@@ -36,6 +36,7 @@ std::vector<std::pair<int32_t, int32_t>> communicating_pairs(const Program& prog
   }
   for (int32_t g = 0; g < program.num_groups(); ++g) {
     const auto members = program.members_of_group(g);
+    if (members.size() < 2) continue;  // a ring of one device moves nothing
     for (size_t k = 0; k < members.size(); ++k) {
       pairs.emplace_back(program.instructions[members[k]].device,
                          program.instructions[members[(k + 1) % members.size()]].device);

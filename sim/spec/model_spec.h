@@ -26,10 +26,14 @@ struct LayerCost {
   double fixed_s = 0;
   double fixed_flops = 0;
   std::vector<std::pair<double, double>> points;  // measured (batch, seconds)
+  // Tensor parallelism: per-sample time every GPU of a stage spends whole (memory-bound
+  // kernels on activations that are not split), in seconds_per_sample's place otherwise.
+  double undivided_seconds_per_sample = 0;
 
   CostCurve curve(double device_flops) const {
-    CostCurve c = CostCurve::linear(fixed_s + fixed_flops / device_flops,
-                                    seconds_per_sample + flops_per_sample / device_flops);
+    CostCurve c = CostCurve::linear(
+        fixed_s + fixed_flops / device_flops,
+        seconds_per_sample + undivided_seconds_per_sample + flops_per_sample / device_flops);
     if (!points.empty()) c.add(CostCurve::measured(points));
     return c;
   }
@@ -42,7 +46,8 @@ struct LayerCost {
     if (tensor_parallel == 1) return curve(device_flops);
     CostCurve c =
         CostCurve::linear(fixed_s + fixed_flops / device_flops / tensor_parallel,
-                          (seconds_per_sample + flops_per_sample / device_flops) / tensor_parallel);
+                          (seconds_per_sample + flops_per_sample / device_flops) / tensor_parallel +
+                              undivided_seconds_per_sample);
     if (!points.empty()) c.add(CostCurve::measured(points).scaled(1.0 / tensor_parallel));
     return c;
   }
@@ -65,6 +70,20 @@ struct ModelLayer {
   int32_t tp_bwd_collectives = 0;
   double tp_allreduce_bytes_per_sample = 0;
   double tp_undivided_stash_bytes_per_sample = 0;
+  // Activation recomputation (training.recompute, sim/model/activation_recompute.h). A
+  // transformer block can keep only its input (`checkpoint_bytes_per_sample` > 0) or drop its
+  // attention core's activations for that core's FLOPs. Once applied, a backward first
+  // rebuilds `transient_bytes_per_sample` (of which the undivided part stays whole on every
+  // tensor-parallel GPU) and holds them while it runs.
+  double checkpoint_bytes_per_sample = 0;
+  double attention_stash_bytes_per_sample = 0;
+  double attention_flops_per_sample = 0;
+  double transient_bytes_per_sample = 0;
+  double transient_undivided_bytes_per_sample = 0;
+  // Memory-bound kernels of one forward (zoo GPT blocks): bytes read and written per sample,
+  // and the part every tensor-parallel GPU moves whole (sim/model/memory_bound_time.h).
+  double fwd_memory_bytes_per_sample = 0;
+  double tp_undivided_memory_bytes_per_sample = 0;
   // Zero-bubble schedules: the weight-gradient part (W) of `bwd`, in the same form (the
   // input-gradient part B is the rest), and the bytes per sample of the stash that W still
   // needs after B. Unset: half the backward, and the whole stash

@@ -22,8 +22,9 @@ struct TrainingSpec {
   int32_t data_parallel = 1;  // pipeline replicas; global_batch is split among them
   proto::Precision precision = proto::FP32;
   bool mixed_precision = false;  // fp32 master weights and optimizer state
-  int32_t tensor_parallel = 1;    // GPUs per stage (Megatron-LM), tp innermost
+  int32_t tensor_parallel = 1;   // GPUs per stage (Megatron-LM), tp innermost
   bool sequence_parallel = false;
+  proto::Training::Recompute recompute = proto::Training::NONE;  // of transformer blocks
 };
 
 // Offload to host memory (schedule.offload). `stages` holds the policy's choice: every stage
@@ -59,6 +60,8 @@ struct ScheduleSpec {
   bool comm_overlap = true;              // false: transfers block the compute lane
   int32_t max_in_flight_iterations = 2;  // APAPO's micro-batch control
   int32_t max_staleness = 0;
+  // Per stage, the devices that run it (schedule.stage_replicas); empty: one each.
+  std::vector<int32_t> stage_replicas;
 
   int32_t chunks() const { return stages * virtual_stages; }
 };

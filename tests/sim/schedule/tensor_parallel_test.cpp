@@ -182,9 +182,13 @@ TEST(TensorParallelCli, BadSettingsNameTheField) {
     EXPECT_EQ(r.exit_code, 2) << c.set;
     EXPECT_THAT(r.err, HasSubstr(c.problem)) << c.set;
   }
-  const testing::CliResult mlp = testing::run_pipetwin(
-      "simulate builtin:mlp-cpu-2rank --set schedule.stages=1 --set training.tensor_parallel=2");
-  EXPECT_THAT(mlp.err, HasSubstr("only transformer layers split"));
+  const testing::CliResult vgg = testing::run_pipetwin(
+      "simulate builtin:vgg16-cpu-2rank --set schedule.stages=1 --set training.tensor_parallel=2");
+  EXPECT_THAT(vgg.err, HasSubstr("only transformer and MLP layers split"));
+  const testing::CliResult odd = testing::run_pipetwin(
+      "simulate builtin:mlp-cpu-2rank --set schedule.stages=1 --set training.tensor_parallel=2 "
+      "--set model.zoo.layers=3");
+  EXPECT_THAT(odd.err, HasSubstr("model.zoo.layers must be even"));
 }
 
 }  // namespace

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Megatron-LM's GPT weak-scaling table (Narayanan et al., "Efficient Large-Scale Language
+Model Training on GPU Clusters Using Megatron-LM", SC'21, table 1) predicted by pipetwin.
+
+Every row: a GPT of the row's blocks, hidden size and heads, 2048-token sequences, a
+51,200-word vocabulary, on DGX A100 80GB nodes (dgx-a100 preset: NVSwitch inside a node, one
+200 Gb/s HDR InfiniBand port per GPU), fp16 with fp32 master weights and Adam, every block
+recomputed (training.recompute: FULL), 1F1B with microbatches of one sequence, the row's
+tensor- and pipeline-parallel sizes and data parallelism over the rest of its GPUs.
+
+Throughput is counted as the paper counts it: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h))
+FLOPs per step (the recomputed forward included), divided by the step time and the GPUs.
+
+Two cost models, each with its `efficiency` (the fraction of the 312 TFLOP/s peak the
+GEMMs reach) fitted on the first row only (no pipeline, no tensor parallelism) and then held
+for the nine others:
+  flat:          every kernel at `efficiency` (model.zoo.memory_efficiency 0);
+  memory-bound:  the layernorms, softmax, dropout, GeLU and residual adds timed by the bytes
+                 they move at 80% of the A100's 2,039 GB/s (memory_efficiency 0.8, assumed,
+                 not fitted).
+
+    bench/megatron_weak_scaling.py [build/pipetwin] [--engine simgrid] [--memory-efficiency M]
+"""
+import argparse
+import json
+import subprocess
+import sys
+
+SCENARIO = "scenarios/megatron-gpt-145b-1536gpu.textproto"
+SEQ, VOCAB = 2048, 51200
+
+# params (billions), heads, hidden, blocks, TP, PP, GPUs, batch, TFLOP/s per GPU (published)
+ROWS = [
+    (1.7, 24, 2304, 24, 1, 1, 32, 512, 137),
+    (3.6, 32, 3072, 30, 2, 1, 64, 512, 138),
+    (7.5, 32, 4096, 36, 4, 1, 128, 512, 142),
+    (18.4, 48, 6144, 40, 8, 1, 256, 1024, 135),
+    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 138),
+    (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140),
+    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148),
+    (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155),
+    (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163),
+    (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163),
+]
+
+
+def paper_flops(batch, hidden, blocks):
+    s, h, l, v = SEQ, hidden, blocks, VOCAB
+    return 96.0 * batch * s * l * h * h * (1 + s / (6.0 * h) + v / (16.0 * l * h))
+
+
+def simulate(args, row, efficiency, memory_efficiency):
+    _, heads, hidden, blocks, tp, pp, gpus, batch, _ = row
+    dp = gpus // (tp * pp)
+    sets = ["model.zoo.layers=%d" % blocks, "model.zoo.hidden=%d" % hidden,
+            "model.zoo.heads=%d" % heads, "model.zoo.efficiency=%g" % efficiency,
+            "model.zoo.memory_efficiency=%g" % memory_efficiency,
+            "cluster.nodes=%d" % ((gpus + 7) // 8), "training.global_batch=%d" % batch,
+            "training.data_parallel=%d" % dp, "training.microbatches=%d" % (batch // dp),
+            "training.tensor_parallel=%d" % tp, "schedule.stages=%d" % pp]
+    command = [args.pipetwin, "simulate", SCENARIO, "--engine", args.engine, "--json",
+               "--allow-oom", "--max-memory", "16"]
+    for s in sets:
+        command += ["--set", s]
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit("%s: %s" % (" ".join(command), run.stderr.strip()))
+    result = json.loads(run.stdout)
+    step = result["iteration_time_s"]
+    peak = max(d["peak_memory_bytes"] for d in result["devices"]) / 1024.0 ** 3
+    return paper_flops(batch, hidden, blocks) / step / gpus / 1e12, step, peak
+
+
+def fit_efficiency(args, memory_efficiency):
+    """Bisection on the first row's TFLOP/s, which rise with the efficiency."""
+    lo, hi = 0.2, 1.0
+    target = ROWS[0][-1]
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        if simulate(args, ROWS[0], mid, memory_efficiency)[0] < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+
+
+MODELS = []
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("pipetwin", nargs="?", default="build/pipetwin")
+    parser.add_argument("--engine", default="analytic", choices=["analytic", "simgrid"])
+    parser.add_argument("--memory-efficiency", type=float, default=0.8)
+    args = parser.parse_args()
+    MODELS[:] = [("flat", 0.0), ("memory-bound", args.memory_efficiency)]
+    fitted = [fit_efficiency(args, m) for _, m in MODELS]
+    for (name, m), e in zip(MODELS, fitted):
+        print("%s: efficiency %.4f (fitted on the 1.7B row), memory_efficiency %g" % (name, e, m))
+    print("\n| parameters (B) | TP | PP | DP | GPUs | batch | published TFLOP/s per GPU | "
+          "flat | error | memory-bound | error | step (s) | peak (GiB) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    errors = [[] for _ in MODELS]
+    for i, row in enumerate(ROWS):
+        params, _, _, _, tp, pp, gpus, batch, published = row
+        cells = []
+        for k, ((_, m), e) in enumerate(zip(MODELS, fitted)):
+            tflops, step, peak = simulate(args, row, e, m)
+            error = (tflops - published) / published
+            if i > 0:
+                errors[k].append(abs(error))
+            cells.append("%.0f | %s" % (tflops, "fitted" if i == 0 else "%+.1f%%" % (100 * error)))
+        print("| %s | %d | %d | %d | %d | %d | %d | %s | %.2f | %.1f%s |" %
+              (params, tp, pp, gpus // (tp * pp), gpus, batch, published, " | ".join(cells),
+               step, peak, " (out of memory)" if peak > 80 else ""))
+    print()
+    for (name, _), e in zip(MODELS, errors):
+        print("%s, the nine rows not fitted: mean |error| %.1f%%, largest %.1f%%" %
+              (name, 100 * sum(e) / len(e), 100 * max(e)))
+
+
+if __name__ == "__main__":
+    main()

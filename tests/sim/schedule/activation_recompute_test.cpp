@@ -1,0 +1,165 @@
+// Activation recomputation of transformer blocks (Korthikanti et al. 2022): a block's stash
+// becomes its 16-bit input (full) or loses its attention core's 5as^2 bytes (selective); its
+// backward pays its forward again (full, tensor-parallel all-reduces included) or the
+// attention core's 4s^2h FLOPs (selective); the embedding and head are not recomputed; with
+// free links the iteration grows by exactly the recomputed forwards; the engines agree; a
+// model that does not fit fits with it; bad settings name the field.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "cli_runner.h"
+#include "same_times.h"
+#include "sim/build_program.h"
+#include "sim/exec/analytic_executor.h"
+#include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/resolve_scenario.h"
+#include "sim/simgrid/simgrid_executor.h"
+
+namespace pipetwin {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr double kSeq = 256, kHidden = 1024, kHeads = 16;
+
+// A GPT of `blocks` blocks (hidden 1024, sequence 256, 16 heads) on 8-GPU nodes, 2 samples
+// per microbatch.
+ResolvedScenario gpt(int stages, int blocks, int tp, const std::string& recompute,
+                     std::vector<std::string> more = {}) {
+  std::vector<std::string> overrides = {"model.zoo.layers=" + std::to_string(blocks),
+                                        "model.zoo.hidden=1024",
+                                        "model.zoo.seq_len=256",
+                                        "model.zoo.heads=16",
+                                        "model.zoo.vocab=8192",
+                                        "cluster.gpus_per_node=8",
+                                        "cluster.nodes=4",
+                                        "schedule.stages=" + std::to_string(stages),
+                                        "training.microbatches=4",
+                                        "training.global_batch=8",
+                                        "training.tensor_parallel=" + std::to_string(tp),
+                                        "training.recompute=" + recompute};
+  overrides.insert(overrides.end(), more.begin(), more.end());
+  return resolve_scenario(load_scenario("builtin:gpt-8gpu-1f1b", overrides));
+}
+
+const ModelLayer& block(const ResolvedScenario& setup) { return setup.model.layers[1]; }
+
+double makespan(const ExecutionTimes& t) {
+  return *std::max_element(t.end_s.begin(), t.end_s.end());
+}
+
+TEST(ActivationRecompute, BlocksKeepTheirInputOrDropTheAttentionCore) {
+  const double s = kSeq, h = kHidden, a = kHeads;
+  const ResolvedScenario none = gpt(2, 4, 1, "NONE");
+  const ResolvedScenario selective = gpt(2, 4, 1, "SELECTIVE");
+  const ResolvedScenario full = gpt(2, 4, 1, "FULL");
+  EXPECT_DOUBLE_EQ(block(none).stash_bytes_per_sample, s * h * (34 + 5 * a * s / h));
+  EXPECT_DOUBLE_EQ(block(selective).stash_bytes_per_sample, s * h * 34);
+  EXPECT_DOUBLE_EQ(block(full).stash_bytes_per_sample, 2 * s * h);
+  EXPECT_DOUBLE_EQ(block(selective).bwd.flops_per_sample,
+                   block(none).bwd.flops_per_sample + 4 * s * s * h);
+  EXPECT_DOUBLE_EQ(block(full).bwd.flops_per_sample,
+                   block(none).bwd.flops_per_sample + block(none).fwd.flops_per_sample);
+  EXPECT_EQ(block(full).tp_bwd_collectives, 4);
+  EXPECT_EQ(block(selective).tp_bwd_collectives, 2);
+  // The embedding and the head keep what they kept.
+  for (const ResolvedScenario* r : {&selective, &full}) {
+    EXPECT_EQ(r->model.layers.front().stash_bytes_per_sample,
+              none.model.layers.front().stash_bytes_per_sample);
+    EXPECT_EQ(r->model.layers.back().stash_bytes_per_sample,
+              none.model.layers.back().stash_bytes_per_sample);
+    EXPECT_EQ(r->model.layers.back().bwd.flops_per_sample,
+              none.model.layers.back().bwd.flops_per_sample);
+  }
+}
+
+// Per GPU of a stage of T: the full checkpoint is kept whole, or split by sequence
+// parallelism; the selective stash keeps Korthikanti's sh(10 + 24/T).
+TEST(ActivationRecompute, StashesPerTensorParallelGpuFollowTheFormulas) {
+  const double s = kSeq, h = kHidden, samples = 2, ids = s * 8;
+  const int tp = 4;
+  const std::string halves = "schedule.partition=[3,3]";  // embedding + 2 blocks; 2 + head
+  const auto stage0_forward_stash = [&](const std::string& recompute, bool sp) {
+    const Program p = build_program(
+        gpt(2, 4, tp, recompute,
+            {halves, sp ? "training.sequence_parallel=true" : "training.iterations=1"}));
+    for (const Instruction& ins : p.instructions) {
+      if (ins.op == Op::kFwd && ins.stage == 0) return static_cast<double>(ins.stash_bytes);
+    }
+    return -1.0;
+  };
+  EXPECT_NEAR(stage0_forward_stash("FULL", false), samples * (ids + 2 * 2 * s * h), 2);
+  EXPECT_NEAR(stage0_forward_stash("FULL", true), samples * (ids + 2 * 2 * s * h) / tp, 2);
+  EXPECT_NEAR(stage0_forward_stash("SELECTIVE", false),
+              samples * (ids + 2 * s * h * (10 + 24.0 / tp)), 2);
+  EXPECT_NEAR(stage0_forward_stash("SELECTIVE", true), samples * (ids + 2 * s * h * 34) / tp, 2);
+}
+
+// With free links and one microbatch on one stage, an iteration is the sum of its passes:
+// full recomputation adds every block's forward once more.
+TEST(ActivationRecompute, FullRecomputationAddsTheBlocksForwardsToTheIteration) {
+  for (const int tp : {1, 2}) {
+    const auto iteration = [&](const std::string& recompute) {
+      ResolvedScenario setup =
+          gpt(1, 3, tp, recompute, {"training.microbatches=1", "training.global_batch=2"});
+      setup.cluster.intra_node = {1e30, 0};
+      setup.cluster.inter_node = {1e30, 0};
+      return makespan(run_analytic(build_program(setup), setup.cluster));
+    };
+    const ResolvedScenario none = gpt(1, 3, tp, "NONE");
+    const double block_forward =
+        block(none)
+            .fwd.curve(none.cluster.devices[0].peak_flops * none.model.efficiency, tp)
+            .seconds(2);
+    EXPECT_NEAR(iteration("FULL") - iteration("NONE"), 3 * block_forward, 1e-9) << "T=" << tp;
+    EXPECT_GT(iteration("SELECTIVE"), iteration("NONE"));
+    EXPECT_LT(iteration("SELECTIVE"), iteration("FULL"));
+  }
+}
+
+TEST(ActivationRecompute, SimgridReproducesAnalyticTimestamps) {
+  for (const std::string recompute : {"SELECTIVE", "FULL"}) {
+    ResolvedScenario setup =
+        gpt(2, 4, 2, recompute, {"training.data_parallel=2", "training.global_batch=16"});
+    setup.simgrid.exact = true;
+    const Program p = build_program(setup);
+    SCOPED_TRACE(recompute);
+    testing::expect_same_times(p, run_analytic(p, setup.cluster),
+                               run_simgrid(p, setup.cluster, setup.simgrid));
+  }
+}
+
+// The 70B scenario split TP 4 x PP 16 keeps 16 microbatches' activations on its first stage:
+// 137 GiB without recomputation, within 80 GB with either kind (4096-token sequences: the
+// attention core is most of a block's stash).
+TEST(ActivationRecomputeCli, ADeepPipelineThatDoesNotFitFitsWithRecomputation) {
+  const std::string base = "simulate " PIPETWIN_SOURCE_DIR
+                           "/scenarios/llama70b-512gpu.textproto --set training.data_parallel=1 "
+                           "--set training.global_batch=128 --set training.tensor_parallel=4 "
+                           "--set schedule.stages=16";
+  const testing::CliResult none = testing::run_pipetwin(base);
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_THAT(none.err, HasSubstr("runs out of memory"));
+  for (const std::string recompute : {"SELECTIVE", "FULL"}) {
+    const testing::CliResult r =
+        testing::run_pipetwin(base + " --set training.recompute=" + recompute);
+    EXPECT_EQ(r.exit_code, 0) << recompute << r.err;
+  }
+}
+
+TEST(ActivationRecomputeCli, BadSettingsNameTheField) {
+  const testing::CliResult mlp =
+      testing::run_pipetwin("simulate builtin:mlp-cpu-2rank --set training.recompute=FULL");
+  EXPECT_EQ(mlp.exit_code, 2);
+  EXPECT_THAT(mlp.err, HasSubstr("training.recompute"));
+  EXPECT_THAT(mlp.err, HasSubstr("this model has none"));
+  const testing::CliResult unknown =
+      testing::run_pipetwin("simulate builtin:gpt-8gpu-1f1b --set training.recompute=SOMETIMES");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.err, HasSubstr("training.recompute"));
+}
+
+}  // namespace
+}  // namespace pipetwin
