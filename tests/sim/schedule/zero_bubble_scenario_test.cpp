@@ -140,6 +140,8 @@ TEST(ZeroBubbleScenario, BadSettingsNameTheField) {
       {"builtin:offload-gpt-a100", "schedule.kind=ZB_H2 --set schedule.offload.policy=ALL",
        "schedule.offload", "does not offload"},
       {"builtin:freezepipe-gpt-8gpu", "schedule.kind=ZB_H1", "freeze", "does not freeze"},
+      {"builtin:gpt-8gpu-1f1b", "schedule.kind=ZB_V --set training.recompute=FULL",
+       "training.recompute", "does not recompute"},
       {"builtin:uniform", "schedule.kind=ZB_H1 --set model.layers[0].bwd_weight_ms=3",
        "model.layers[0].bwd_weight_ms", "exceeds bwd_ms"},
       {"builtin:uniform", "schedule.kind=ZB_H1 --set model.layers[1].bwd_weight_fixed_ms=1",
