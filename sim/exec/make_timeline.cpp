@@ -18,6 +18,20 @@ std::string replica_label(const Program& program, int32_t device) {
   return "";
 }
 
+// With tensor or data parallelism, a GPU's place in the grid, Megatron-LM's ranks:
+// " (tp 1, pp 2, dp 0)". Devices run tp innermost, then pipeline device, then replica.
+std::string grid_label(const Program& program, int32_t device) {
+  const int32_t tp = program.tensor_parallel;
+  if (program.stage_device.empty() || !program.stage_replicas.empty()) return "";
+  const int32_t pipeline_devices =
+      *std::max_element(program.stage_device.begin(), program.stage_device.end()) / tp + 1;
+  const int32_t per_replica = tp * pipeline_devices;
+  if (tp == 1 && program.num_devices <= per_replica) return "";
+  return " (tp " + std::to_string(device % tp) + ", pp " +
+         std::to_string(device % per_replica / tp) + ", dp " +
+         std::to_string(device / per_replica) + ")";
+}
+
 }  // namespace
 
 Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
@@ -27,7 +41,8 @@ Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
   timeline.source = source;
   for (int32_t d = 0; d < program.num_devices; ++d) {
     const DeviceSpec& device = cluster.devices[d];
-    timeline.devices.push_back({device.id, device.node, device.name + replica_label(program, d)});
+    timeline.devices.push_back(
+        {device.id, device.node, device.name + replica_label(program, d) + grid_label(program, d)});
   }
   timeline.spans.reserve(program.size());
   for (int32_t i = 0; i < program.size(); ++i) {

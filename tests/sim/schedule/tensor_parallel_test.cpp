@@ -15,6 +15,8 @@
 #include "same_times.h"
 #include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
+#include "sim/exec/make_timeline.h"
+#include "sim/exec/memory_curve.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/simgrid/simgrid_executor.h"
@@ -152,6 +154,30 @@ TEST(TensorParallel, SimgridReproducesAnalyticTimestamps) {
     testing::expect_same_times(p, run_analytic(p, setup.cluster),
                                run_simgrid(p, setup.cluster, setup.simgrid));
   }
+}
+
+// GPU t + T(p + P r) is tensor rank t of pipeline device p in replica r, and says so in the
+// report and the trace.
+TEST(TensorParallel, DeviceNamesSayTheirTensorPipelineAndDataParallelRanks) {
+  const ResolvedScenario setup =
+      gpt(2, 4, 4, 2, false, {"training.data_parallel=2", "training.global_batch=16"});
+  const Program program = build_program(setup);
+  const ExecutionTimes times = run_analytic(program, setup.cluster);
+  const Timeline timeline =
+      make_timeline(program, setup.cluster, times, memory_curve(program, times), "analytic");
+  ASSERT_EQ(timeline.devices.size(), 8u);
+  EXPECT_EQ(timeline.devices[0].name, "gpu0 (tp 0, pp 0, dp 0)");
+  EXPECT_EQ(timeline.devices[1].name, "gpu1 (tp 1, pp 0, dp 0)");
+  EXPECT_EQ(timeline.devices[2].name, "gpu2 (tp 0, pp 1, dp 0)");
+  EXPECT_EQ(timeline.devices[7].name, "gpu7 (tp 1, pp 1, dp 1)");
+  const ResolvedScenario plain = gpt(2, 4, 4, 1, false);
+  const Program pipeline = build_program(plain);
+  const ExecutionTimes plain_times = run_analytic(pipeline, plain.cluster);
+  EXPECT_EQ(make_timeline(pipeline, plain.cluster, plain_times, memory_curve(pipeline, plain_times),
+                          "analytic")
+                .devices[1]
+                .name,
+            "gpu1");
 }
 
 TEST(TensorParallelCli, AModelThatDoesNotFitOnAPipelineFitsWithTp) {
