@@ -106,12 +106,14 @@ std::vector<SpanDifference> worst_of(const std::vector<SpanDifference>& diffs, E
 
 // The program's own order of ops, then any other op alphabetically.
 int op_rank(const std::string& op) {
-  static const char* const kOrder[] = {"FWD",       "BWD",       "SEND_ACT",  "RECV_ACT",
-                                       "SEND_GRAD", "RECV_GRAD", "ALLREDUCE", "OPTIM"};
-  for (int i = 0; i < 8; ++i) {
+  static const char* const kOrder[] = {"FWD",       "BWD",      "BWD_INPUT", "BWD_WEIGHT",
+                                       "SEND_ACT",  "RECV_ACT", "SEND_GRAD", "RECV_GRAD",
+                                       "ALLREDUCE", "OPTIM"};
+  constexpr int kKnown = sizeof kOrder / sizeof kOrder[0];
+  for (int i = 0; i < kKnown; ++i) {
     if (op == kOrder[i]) return i;
   }
-  return 8;
+  return kKnown;
 }
 
 std::vector<OpComparison> per_op_of(const std::vector<SpanDifference>& diffs) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/exec/ring_allreduce.h"
+#include "sim/model/backward_split.h"
 #include "sim/model/training_memory.h"
 #include "sim/partition/balanced_partition.h"
 #include "sim/planner/selective_offload.h"
@@ -13,6 +14,7 @@
 #include "sim/schedule/pipefb_program.h"
 #include "sim/schedule/tensor_parallel.h"
 #include "sim/schedule/weight_versions.h"
+#include "sim/schedule/zero_bubble_order.h"
 
 namespace pipetwin {
 
@@ -21,6 +23,7 @@ double device_flops(const ResolvedScenario& setup, int device) {
 }
 
 int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk) {
+  if (setup.schedule.kind == proto::ZB_V) return v_chunk_device(setup.schedule.stages, chunk);
   if (!setup.schedule.stage_replicas.empty()) {
     return StageReplicas(setup.schedule.stage_replicas).first_device(chunk);
   }
@@ -85,6 +88,26 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
   }
   validate_program(program);
   return program;
+}
+
+// ZB-V's scheduler works on each chunk's pass times for the first microbatch (microbatches
+// are equal up to one sample) and its stash; a model without stashes counts one unit per
+// chunk and microbatch, so that the memory limit still bounds the forwards in flight.
+std::vector<ChunkPassCosts> chunk_pass_costs(const PipelineLayout& layout) {
+  const double samples = layout.fwd_ranges.front().front().size();
+  bool stashes = false;
+  for (const StageCost& cost : layout.costs) stashes |= cost.stash_bytes_per_sample > 0;
+  std::vector<ChunkPassCosts> costs;
+  for (const StageCost& cost : layout.costs) {
+    ChunkPassCosts c;
+    c.fwd_s = cost.fwd.seconds(samples);
+    c.bwd_input_s = cost.bwd_input.seconds(samples);
+    c.bwd_weight_s = cost.bwd_weight.seconds(samples);
+    c.stash = stashes ? cost.stash_bytes_per_sample * samples : 1.0;
+    c.weight_stash = stashes ? cost.bwd_weight_stash_bytes_per_sample * samples : 1.0;
+    costs.push_back(c);
+  }
+  return costs;
 }
 
 }  // namespace
@@ -198,11 +221,19 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       if (layer.frozen) continue;
       cost.trains = true;
       cost.bwd.add(layer.bwd.curve(device_flops(setup, device), tp));
+      cost.bwd_input.add(input_gradient_cost(layer).curve(device_flops(setup, device), tp));
+      cost.bwd_weight.add(weight_gradient_cost(layer).curve(device_flops(setup, device), tp));
       cost.tp_bwd_collectives += layer.tp_bwd_collectives;
       cost.tp_bwd_bytes_per_sample +=
           layer.tp_bwd_collectives * layer.tp_allreduce_bytes_per_sample;
-      cost.stash_bytes_per_sample +=
+      const double stash =
           per_gpu_bytes(layer.stash_bytes_per_sample, layer.tp_undivided_stash_bytes_per_sample);
+      cost.stash_bytes_per_sample += stash;
+      // W's share of the stash shrinks with tensor parallelism as the whole stash does.
+      if (layer.stash_bytes_per_sample > 0) {
+        cost.bwd_weight_stash_bytes_per_sample +=
+            weight_gradient_stash_per_sample(layer) * stash / layer.stash_bytes_per_sample;
+      }
       transient_per_sample =
           std::max(transient_per_sample, per_gpu_bytes(layer.transient_bytes_per_sample,
                                                        layer.transient_undivided_bytes_per_sample));
@@ -248,6 +279,7 @@ Program build_program(const ResolvedScenario& setup) {
   const int32_t microbatches = setup.training.microbatches;
   const StageReplicas replicas = StageReplicas::of(setup.schedule.stage_replicas, stages);
   ComputeOrder order;
+  ProductionTimes production_times;  // ZB-V: its receives are posted in production order
   switch (setup.schedule.kind) {
     case proto::GPIPE:
       order = replicas.replicated() ? gpipe_order(replicas, microbatches)
@@ -259,6 +291,18 @@ Program build_program(const ResolvedScenario& setup) {
     case proto::INTERLEAVED_ONE_F_ONE_B:
       order = interleaved_order(stages, setup.schedule.virtual_stages, microbatches);
       break;
+    case proto::ZB_H1:
+      order = zb_h1_order(stages, microbatches);
+      break;
+    case proto::ZB_H2:
+      order = zb_h2_order(stages, microbatches);
+      break;
+    case proto::ZB_V: {
+      TimedComputeOrder timed = zb_v_schedule(stages, microbatches, chunk_pass_costs(layout));
+      order = std::move(timed.order);
+      production_times = std::move(timed.end_s);
+      break;
+    }
     case proto::UMPIPE: {
       std::vector<int32_t> forwards, backwards;
       for (const StagePlan& plan : setup.schedule.stage_plans.stages) {
@@ -291,7 +335,7 @@ Program build_program(const ResolvedScenario& setup) {
   Program program =
       setup.schedule.kind == proto::PIPEFB
           ? pipefb_program(layout, setup.schedule.pipefb_recompute, setup.training.iterations)
-          : lower(layout, order, setup.training.iterations);
+          : lower(layout, order, setup.training.iterations, production_times);
   if (!setup.schedule.comm_overlap) block_compute_on_transfers(program);
   if (setup.training.tensor_parallel > 1) {
     program = expand_tensor_parallel(program, layout, setup.training.tensor_parallel);

@@ -21,7 +21,8 @@ std::vector<std::pair<int32_t, int32_t>> chunk_layer_ranges(const ResolvedScenar
 double device_flops(const ResolvedScenario& setup, int device);
 
 // Chunk c of the model runs on device c % stages (Megatron's interleaving; with one
-// virtual stage, stage s on device s), in the first replica.
+// virtual stage, stage s on device s), in the first replica; under ZB_V on device c for
+// the first `stages` chunks and 2 x stages - 1 - c for the others (the V).
 int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk);
 
 // Forward + backward seconds of each layer for one microbatch of the scenario's size (a

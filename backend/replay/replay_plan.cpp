@@ -99,6 +99,9 @@ ReplayPlan make_replay_plan(const Program& p, int32_t rank, const ReplaySizing& 
         }
         if (ins.op == Op::kFwd) op.allocate_bytes = ins.stash_bytes;
         if (ins.op == Op::kBwd) op.free_bytes = ins.stash_bytes;
+        // The ledger frees whole stashes: a split backward's is held until its W ends
+        // (any positive count frees the stage's oldest stash; W's run in FWD order).
+        if (ins.op == Op::kBwdWeight) op.free_bytes = std::max<int64_t>(ins.stash_bytes, 1);
       } else if (is_send(ins.op)) {
         op.kind = ReplayKind::kSend;
         op.peer = ins.peer_device;

@@ -112,6 +112,10 @@ void RankExecutor::perform(int32_t i) {
       return forward(i);
     case Op::kBwd:
       return backward(i);
+    case Op::kBwdInput:
+      return backward_input(i);
+    case Op::kBwdWeight:
+      return backward_weight(i);
     case Op::kSendAct:
     case Op::kSendGrad:
     case Op::kSendStash:
@@ -167,6 +171,11 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
     // cannot be moved out and back; copying them would leave the originals in place.
     return "the LibTorch backend cannot offload autograd's saved activations (schedule.offload); "
            "simulate offload with pipetwin simulate";
+  }
+  if (is_zero_bubble(setup.schedule.kind) && setup.training.tensor_parallel > 1) {
+    // W re-walks the backward graph, whose tensor-parallel collectives would run again.
+    return "zero-bubble schedules on real ranks split the backward of whole layers, not of "
+           "tensor-parallel ones (training.tensor_parallel); simulate them with pipetwin simulate";
   }
   if (setup.training.recompute != proto::Training::NONE) {
     return "real ranks keep every block's activations (training.recompute); simulate "

@@ -39,6 +39,9 @@ class RankExecutor : public LaneDevice {
     // Asynchronous pipelines: the weight version the forward ran with, kept until its
     // backward (weight stashing).
     std::shared_ptr<torch::nn::Sequential> weights;
+    // A split backward: what BWD_INPUT back-propagated from (the output, or on the last
+    // stage the loss) and with which gradient, kept with the graph until BWD_WEIGHT.
+    torch::Tensor root, root_grad;
   };
 
   // The rows of `source` (which holds samples [from.lo, from.hi)) for samples `want`.
@@ -60,6 +63,11 @@ class RankExecutor : public LaneDevice {
   void recompute_and_backward(int32_t i);
   void loss_backward(const Instruction& ins, const torch::Tensor& output, bool keep_graph);
   void backward(int32_t i);
+
+  // rank_split_backward.cpp: zero-bubble schedules' BWD_INPUT and BWD_WEIGHT.
+  int32_t forward_of_split(int32_t i) const;
+  void backward_input(int32_t i);
+  void backward_weight(int32_t i);
 
   // rank_transfers.cpp: point-to-point transfers.
   torch::Tensor gather_pieces(int32_t i, Op wanted);

@@ -103,17 +103,24 @@ RealRunResult RankExecutor::gather(double offset) {
 
 Program with_measured_stash(const Program& program, const RealRunResult& run) {
   Program measured = program;
-  // Per stage, bytes per sample as measured; a BWD frees its own samples' share.
-  std::map<int32_t, double> per_sample;
+  // Per stage, bytes per sample as measured (and as simulated); a BWD frees its own
+  // samples' share, and the halves of a split backward their simulated parts of it.
+  std::map<int32_t, double> per_sample, simulated_per_sample;
   for (int32_t i = 0; i < program.size(); ++i) {
     const Instruction& ins = program.instructions[i];
     if (ins.op != Op::kFwd) continue;
     measured.instructions[i].stash_bytes = run.stash_bytes[i];
     per_sample[ins.stage] = static_cast<double>(run.stash_bytes[i]) / ins.range.size();
+    simulated_per_sample[ins.stage] = static_cast<double>(ins.stash_bytes) / ins.range.size();
   }
   for (Instruction& ins : measured.instructions) {
-    if (ins.op == Op::kBwd)
+    if (ins.op == Op::kBwd) {
       ins.stash_bytes = std::llround(per_sample[ins.stage] * ins.range.size());
+    } else if (ins.op == Op::kBwdInput || ins.op == Op::kBwdWeight) {
+      const double simulated = simulated_per_sample[ins.stage] * ins.range.size();
+      const double part = simulated > 0 ? ins.stash_bytes / simulated : 0.5;
+      ins.stash_bytes = std::llround(part * per_sample[ins.stage] * ins.range.size());
+    }
   }
   return measured;
 }

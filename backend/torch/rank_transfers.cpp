@@ -16,13 +16,14 @@ torch::Tensor RankExecutor::gather_pieces(int32_t i, Op wanted) {
   const Instruction& ins = p_.instructions[i];
   const SampleRange mine = ins.range;
   // A neighbouring stage on this same device hands its result over without a transfer.
-  const Op local_op = wanted == Op::kRecvAct ? Op::kFwd : Op::kBwd;
-  const int32_t local_stage = wanted == Op::kRecvAct ? ins.stage - 1 : ins.stage + 1;
+  const bool forward = wanted == Op::kRecvAct;
+  const int32_t local_stage = forward ? ins.stage - 1 : ins.stage + 1;
   for (int32_t d : inputs_of(i)) {
     const Instruction& dep = p_.instructions[d];
     if (dep.op == wanted) {
       pieces.emplace_back(dep.range.lo, produced_[d]);
-    } else if (dep.op == local_op && dep.stage == local_stage) {
+    } else if ((forward ? dep.op == Op::kFwd : computes_input_gradient(dep.op)) &&
+               dep.stage == local_stage) {
       // (With tensor parallelism the pass before on the lane is an input too.)
       const SampleRange piece = dep.range.intersect(mine);
       if (piece.size() > 0) pieces.emplace_back(piece.lo, rows(produced_[d], dep.range, piece));

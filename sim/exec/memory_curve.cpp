@@ -66,6 +66,8 @@ MemoryCurve memory_curve(const Program& program, const ExecutionTimes& times) {
         if (instr.stash_bytes > 0) events.push_back({times.start_s[i], instr.stash_bytes, i});
         break;
       case Op::kBwd:
+      case Op::kBwdInput:   // frees what the weight gradients do not need ...
+      case Op::kBwdWeight:  // ... and the rest
         if (instr.stash_bytes > 0) events.push_back({times.end_s[i], -instr.stash_bytes, i});
         break;
       case Op::kSendStash:  // the stash has left the forward device

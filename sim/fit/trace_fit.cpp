@@ -31,6 +31,9 @@ std::optional<Op> op_named(const std::string& name) {
   for (int k = 0; k <= static_cast<int>(Op::kMigrateRecv); ++k) {
     if (name == op_name(static_cast<Op>(k))) return static_cast<Op>(k);
   }
+  for (Op split : {Op::kBwdInput, Op::kBwdWeight}) {  // so that the fit can refuse them
+    if (name == op_name(split)) return split;
+  }
   return std::nullopt;
 }
 
@@ -104,6 +107,12 @@ void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spa
   const int32_t chunks = static_cast<int32_t>(ranges.size());
   std::vector<std::vector<const Measured*>> blocks(2 * chunks);
   for (const Measured& m : spans) {
+    if (m.op == Op::kBwdInput || m.op == Op::kBwdWeight) {
+      // The fit has one backward column per chunk: a split backward has two parts to fit.
+      throw InputError(*m.source + ": span " + m.span->name +
+                       " is half of a split backward (a zero-bubble schedule): calibrate "
+                       "from a run whose backwards are whole (GPIPE, ONE_F_ONE_B, ...)");
+    }
     if (m.op != Op::kFwd && m.op != Op::kBwd) continue;
     if (m.span->stage < 0 || m.span->stage >= chunks) {
       throw InputError(*m.source + ": span " + m.span->name + " belongs to stage " +

@@ -33,6 +33,26 @@ ModelSpec model_from_layers(const proto::Model& model, double reference_microbat
       layer.fwd.points.emplace_back(point.batch(), point.fwd_ms() * 1e-3);
       layer.bwd.points.emplace_back(point.batch(), point.bwd_ms() * 1e-3);
     }
+    // The weight-gradient part of the backward, in the backward's form (unset: half).
+    if (in.has_bwd_weight_ms()) {
+      layer.bwd_weight = LayerCost{};
+      layer.bwd_weight->seconds_per_sample = in.bwd_weight_ms() * 1e-3 * per_sample;
+    }
+    if (in.has_bwd_weight_fixed_ms() || in.has_bwd_weight_per_sample_ms()) {
+      layer.bwd_weight = LayerCost{};
+      layer.bwd_weight->fixed_s = in.bwd_weight_fixed_ms() * 1e-3;
+      layer.bwd_weight->seconds_per_sample = in.bwd_weight_per_sample_ms() * 1e-3;
+    }
+    if (in.cost_points_size() > 0 && in.cost_points(0).has_bwd_weight_ms()) {
+      layer.bwd_weight = LayerCost{};
+      for (const proto::CostPoint& point : in.cost_points()) {
+        layer.bwd_weight->points.emplace_back(point.batch(), point.bwd_weight_ms() * 1e-3);
+      }
+    }
+    if (in.has_bwd_weight_stash_bytes()) {
+      layer.bwd_weight_stash_bytes_per_sample =
+          static_cast<double>(in.bwd_weight_stash_bytes()) * per_sample;
+    }
     layer.activation_bytes_per_sample = static_cast<double>(in.activation_bytes()) * per_sample;
     // Unset stash means "keep the output", the common case for a plain layer.
     const int64_t stash = in.has_stash_bytes() ? in.stash_bytes() : in.activation_bytes();

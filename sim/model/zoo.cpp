@@ -60,6 +60,11 @@ ModelLayer layer(std::string name, double fwd_flops, double activation_bytes, do
   l.activation_bytes_per_sample = activation_bytes;
   l.stash_bytes_per_sample = stash_bytes;
   l.parameter_bytes = parameter_bytes;
+  // Zero-bubble split: the weight gradients of a linear or convolutional layer are one
+  // GEMM as large as its forward; a layer without weights has none. W keeps the whole
+  // stash until it runs (its inputs are counted in the stashes).
+  l.bwd_weight = LayerCost{};
+  l.bwd_weight->flops_per_sample = parameter_bytes > 0 ? fwd_flops : 0;
   return l;
 }
 
@@ -104,6 +109,11 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
     layers.back().tp_fwd_collectives = layers.back().tp_bwd_collectives = 2;
     layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
     layers.back().tp_undivided_stash_bytes_per_sample = 10 * sd * hd;
+    // Zero-bubble split: W is the weight gradients of the four linear layers (QKV,
+    // projection, the two MLP matmuls), 24sh^2 FLOPs; B the rest of the backward. W needs
+    // their inputs and output gradients, 32sh bytes (Qi et al. 2024, table 1).
+    layers.back().bwd_weight->flops_per_sample = 24 * sd * hd * hd;
+    layers.back().bwd_weight_stash_bytes_per_sample = 32 * sd * hd;
     // Recomputation (Korthikanti et al. 2022, section 5): a checkpoint is the block's 16-bit
     // input; the attention core is QK^T and its product with V (4s^2h FLOPs) and keeps the
     // scores, the softmax output and the dropout mask (5as^2 bytes).
@@ -126,6 +136,8 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
                          static_cast<int64_t>((v * h + 2 * h) * kFp32)));
   layers.back().tp_bwd_collectives = 1;
   layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
+  // W of the logits GEMM (2shV FLOPs) needs its input and the logits' gradient.
+  layers.back().bwd_weight_stash_bytes_per_sample = sd * hd * kHalf + sd * vd * kHalf;
   // The final layernorm (4sh, whole on every GPU) and the cross-entropy's passes over the
   // s x V logits: read them, write fp32 probabilities (8sV, split by vocabulary).
   layers.back().fwd_memory_bytes_per_sample = 4 * sd * hd + 8 * sd * vd;
@@ -332,6 +344,9 @@ ModelSpec model_from_zoo(const proto::Zoo& zoo) {
     l.bwd.fixed_flops = l.bwd.flops_per_sample * zoo.utilization_half_batch();
     l.fwd.fixed_s = zoo.launch_overhead_us() * 1e-6;
     l.bwd.fixed_s = 2 * zoo.launch_overhead_us() * 1e-6;
+    // W launches its own kernels: half the backward's fixed time when it has any work.
+    l.bwd_weight->fixed_flops = l.bwd_weight->flops_per_sample * zoo.utilization_half_batch();
+    l.bwd_weight->fixed_s = l.bwd_weight->flops_per_sample > 0 ? l.bwd.fixed_s / 2 : 0;
   }
   spec.efficiency = zoo.efficiency();
   return spec;

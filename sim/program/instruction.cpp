@@ -8,6 +8,10 @@ const char* op_name(Op op) {
       return "FWD";
     case Op::kBwd:
       return "BWD";
+    case Op::kBwdInput:
+      return "BWD_INPUT";
+    case Op::kBwdWeight:
+      return "BWD_WEIGHT";
     case Op::kSendAct:
       return "SEND_ACT";
     case Op::kRecvAct:
@@ -103,6 +107,10 @@ const char* short_op(Op op) {
       return "F";
     case Op::kBwd:
       return "B";
+    case Op::kBwdInput:  // PyTorch pipelining's BACKWARD_INPUT and BACKWARD_WEIGHT
+      return "I";
+    case Op::kBwdWeight:
+      return "W";
     case Op::kSendAct:
       return "SEND_A";
     case Op::kRecvAct:

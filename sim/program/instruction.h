@@ -34,6 +34,11 @@ enum class Op : uint8_t {
   kOffloadWeights,
   // ... and comes back before the first BWD that needs it, held until the last one ends.
   kReloadWeights,
+  // Zero-bubble pipelines (Qi et al., ICLR 2024) split a BWD in two compute ops: the
+  // input gradient (B), which the upstream stage waits for, and the weight gradients (W),
+  // which only the stage's update waits for, so W can fill what would be a bubble.
+  kBwdInput,
+  kBwdWeight,
 };
 enum class Lane : uint8_t { kCompute, kSend, kRecv, kCopy, kCollective };
 inline constexpr int kLaneCount = 5;
@@ -52,6 +57,17 @@ inline bool is_recv(Op op) {
 }
 // The RECV that pairs with a SEND of this kind, and vice versa.
 Op partner_op(Op op);
+// A whole backward or either part of a split one.
+inline bool is_backward(Op op) {
+  return op == Op::kBwd || op == Op::kBwdInput || op == Op::kBwdWeight;
+}
+// The backward ops that produce the gradient for the stage upstream (and consume the one
+// from downstream): BWD, or a split backward's BWD_INPUT.
+inline bool computes_input_gradient(Op op) { return op == Op::kBwd || op == Op::kBwdInput; }
+// The ops that the stage's OPTIM and its data-parallel ALLREDUCE wait for: BWD, or a split
+// backward's BWD_WEIGHT.
+inline bool computes_weight_gradient(Op op) { return op == Op::kBwd || op == Op::kBwdWeight; }
+inline bool is_pass(Op op) { return op == Op::kFwd || is_backward(op); }
 inline bool is_transfer(Op op) { return is_send(op) || is_recv(op); }
 inline bool is_collective(Op op) { return op == Op::kAllreduce; }
 inline bool is_copy(Op op) {
@@ -81,14 +97,17 @@ struct Instruction {
   // transfer, and all members of a collective, carry the same value.
   double interference_s = 0;
   // FWD allocates this at its start; BWD frees it at its end; a SEND_STASH frees it on
-  // the forward device when the stash has left.
+  // the forward device when the stash has left. A split backward frees the FWD's stash in
+  // two parts: BWD_INPUT what the weight gradients do not need, BWD_WEIGHT the rest, each
+  // the bytes it carries here.
   int64_t stash_bytes = 0;
 
   Lane lane() const { return lane_of(op); }
 };
 
-// Text form after PyTorch pipelining's _Action: "2F0", "2B0", "1SEND_A3", "1RECV_G3",
-// "0OPT", "0AR" (all-reduce); with `show_range` the microbatch index becomes the range: "2F[0,48)".
+// Text form after PyTorch pipelining's _Action: "2F0", "2B0", "2I0" (BWD_INPUT), "2W0"
+// (BWD_WEIGHT), "1SEND_A3", "1RECV_G3", "0OPT", "0AR" (all-reduce); with `show_range` the
+// microbatch index becomes the range: "2F[0,48)".
 std::string instruction_text(const Instruction& instr, bool show_range);
 
 }  // namespace pipetwin

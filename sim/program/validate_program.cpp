@@ -94,14 +94,16 @@ void check_collectives(const Program& p) {
 }
 
 void check_coverage(const Program& p) {
-  // (iteration, stage, op) -> instructions, in a flat table: one slot per FWD and BWD group.
+  // (iteration, stage, op) -> instructions, in a flat table: one slot per FWD, BWD (or
+  // BWD_INPUT) and BWD_WEIGHT group. The last is empty unless backwards are split.
   const auto slot = [&](int32_t iteration, int32_t stage, Op op) -> int64_t {
-    return (static_cast<int64_t>(iteration) * p.num_stages + stage) * 2 + (op == Op::kBwd);
+    const int kind = op == Op::kFwd ? 0 : op == Op::kBwdWeight ? 2 : 1;
+    return (static_cast<int64_t>(iteration) * p.num_stages + stage) * 3 + kind;
   };
   std::vector<std::vector<int32_t>> groups(static_cast<size_t>(slot(p.iterations, 0, Op::kFwd)));
   for (int32_t i = 0; i < p.size(); ++i) {
     const Instruction& instr = p.instructions[i];
-    if (instr.op != Op::kFwd && instr.op != Op::kBwd) continue;
+    if (!is_pass(instr.op)) continue;
     if (instr.device % p.tensor_parallel != 0) continue;  // the other GPUs of its stage
     if (instr.iteration < 0 || instr.iteration >= p.iterations || instr.stage < 0 ||
         instr.stage >= p.num_stages) {
@@ -111,8 +113,9 @@ void check_coverage(const Program& p) {
   }
   for (int32_t it = 0; it < p.iterations; ++it) {
     for (int32_t s = 0; s < p.num_stages; ++s) {
-      for (Op op : {Op::kFwd, Op::kBwd}) {
+      for (Op op : {Op::kFwd, Op::kBwd, Op::kBwdWeight}) {
         std::vector<int32_t>& ids = groups[slot(it, s, op)];
+        if (op == Op::kBwdWeight && ids.empty()) continue;
         std::sort(ids.begin(), ids.end(), [&](int32_t x, int32_t y) {
           return p.instructions[x].range.lo < p.instructions[y].range.lo;
         });

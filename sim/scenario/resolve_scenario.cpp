@@ -225,6 +225,61 @@ TrainingSpec resolve_training(const Checker& check, const proto::Scenario& s) {
           t.sequence_parallel(), t.recompute()};
 }
 
+// The weight-gradient part of a layer's backward (zero-bubble schedules) comes in the form
+// of its bwd cost and cannot exceed it.
+void check_weight_gradient_cost(const Checker& check, const proto::Layer& layer,
+                                const std::string& path) {
+  const bool curve = layer.has_bwd_weight_fixed_ms() || layer.has_bwd_weight_per_sample_ms();
+  if (layer.has_bwd_weight_ms()) {
+    if (!layer.has_bwd_ms()) {
+      check.fail(path + ".bwd_weight_ms",
+                 "goes with bwd_ms (use bwd_weight_fixed_ms/"
+                 "bwd_weight_per_sample_ms, or cost_points' "
+                 "bwd_weight_ms, in the form of the backward's cost)");
+    }
+    check.non_negative(layer.bwd_weight_ms(), path + ".bwd_weight_ms");
+    if (layer.bwd_weight_ms() > layer.bwd_ms()) {
+      check.fail(path + ".bwd_weight_ms", "exceeds bwd_ms, the whole backward");
+    }
+  }
+  if (curve) {
+    const std::string field =
+        path +
+        (layer.has_bwd_weight_fixed_ms() ? ".bwd_weight_fixed_ms" : ".bwd_weight_per_sample_ms");
+    if (!layer.has_bwd_fixed_ms() && !layer.has_bwd_per_sample_ms()) {
+      check.fail(field, "goes with bwd_fixed_ms/bwd_per_sample_ms");
+    }
+    check.non_negative(layer.bwd_weight_fixed_ms(), path + ".bwd_weight_fixed_ms");
+    check.non_negative(layer.bwd_weight_per_sample_ms(), path + ".bwd_weight_per_sample_ms");
+    if (layer.bwd_weight_fixed_ms() > layer.bwd_fixed_ms()) {
+      check.fail(path + ".bwd_weight_fixed_ms", "exceeds bwd_fixed_ms");
+    }
+    if (layer.bwd_weight_per_sample_ms() > layer.bwd_per_sample_ms()) {
+      check.fail(path + ".bwd_weight_per_sample_ms", "exceeds bwd_per_sample_ms");
+    }
+  }
+  int with_weight = 0;
+  for (int k = 0; k < layer.cost_points_size(); ++k) {
+    const proto::CostPoint& point = layer.cost_points(k);
+    if (!point.has_bwd_weight_ms()) continue;
+    ++with_weight;
+    const std::string at = path + ".cost_points[" + std::to_string(k) + "].bwd_weight_ms";
+    check.non_negative(point.bwd_weight_ms(), at);
+    if (point.bwd_weight_ms() > point.bwd_ms()) check.fail(at, "exceeds the point's bwd_ms");
+  }
+  if (with_weight > 0 && with_weight < layer.cost_points_size()) {
+    check.fail(path + ".cost_points", "give bwd_weight_ms at every point or at none");
+  }
+  if (layer.has_bwd_weight_stash_bytes()) {
+    check.non_negative(layer.bwd_weight_stash_bytes(), path + ".bwd_weight_stash_bytes");
+    const int64_t stash = layer.has_stash_bytes() ? layer.stash_bytes() : layer.activation_bytes();
+    if (layer.bwd_weight_stash_bytes() > stash) {
+      check.fail(path + ".bwd_weight_stash_bytes",
+                 "exceeds the layer's stash (" + std::to_string(stash) + " bytes)");
+    }
+  }
+}
+
 // A layer gives each direction's cost one way: fwd_ms (scaled linearly), fixed and/or
 // per-sample, or cost_points.
 void check_layer_cost(const Checker& check, const proto::Layer& layer, const std::string& path) {
@@ -249,6 +304,7 @@ void check_layer_cost(const Checker& check, const proto::Layer& layer, const std
     check.non_negative(fwd ? layer.fwd_per_sample_ms() : layer.bwd_per_sample_ms(),
                        path + "." + dir + "_per_sample_ms");
   }
+  check_weight_gradient_cost(check, layer, path);
   std::vector<int> batches;
   for (int k = 0; k < layer.cost_points_size(); ++k) {
     const proto::CostPoint& point = layer.cost_points(k);
@@ -355,6 +411,27 @@ UnequalPlan resolve_stage_plans(const Checker& check, const proto::Schedule& p,
     plan.stages.push_back(std::move(stage));
   }
   return plan;
+}
+
+// What zero-bubble schedules do not combine with: each would need its own rules for the
+// split backward (which half offloads, freezes or moves).
+void check_zero_bubble_combinations(const Checker& check, const proto::Scenario& s) {
+  const std::string kind = proto::ScheduleKind_Name(s.schedule().kind());
+  if (s.schedule().has_offload()) {
+    check.fail("schedule.offload", kind +
+                                       " does not offload activations (the stash is freed in "
+                                       "two parts, by BWD_INPUT and BWD_WEIGHT)");
+  }
+  if (s.has_freeze()) {
+    check.fail("freeze", kind +
+                             " does not freeze layers (use GPIPE, ONE_F_ONE_B or "
+                             "INTERLEAVED_ONE_F_ONE_B)");
+  }
+  if (s.training().recompute() != proto::Training::NONE) {
+    check.fail("training.recompute",
+               kind + " does not recompute activations (W would need the rebuilt activations "
+                      "held from B to W)");
+  }
 }
 
 // PipeDream's hybrid plans: each stage on devices of its own, which take its microbatches
@@ -470,9 +547,19 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
   }
   check.positive(true, p.virtual_stages(), "schedule.virtual_stages");
   schedule.virtual_stages = p.virtual_stages();
-  if (p.virtual_stages() > 1 && p.kind() != proto::INTERLEAVED_ONE_F_ONE_B) {
-    check.fail("schedule.virtual_stages", "only INTERLEAVED_ONE_F_ONE_B has virtual stages");
+  if (p.kind() == proto::ZB_V) {
+    // The V: two model chunks per device.
+    if (p.has_virtual_stages() && p.virtual_stages() != 2) {
+      check.fail("schedule.virtual_stages",
+                 "ZB_V places two model chunks on every device: leave it unset or give 2, got " +
+                     std::to_string(p.virtual_stages()));
+    }
+    schedule.virtual_stages = 2;
+  } else if (p.virtual_stages() > 1 && p.kind() != proto::INTERLEAVED_ONE_F_ONE_B) {
+    check.fail("schedule.virtual_stages",
+               "only INTERLEAVED_ONE_F_ONE_B and ZB_V have virtual stages");
   }
+  if (is_zero_bubble(p.kind())) check_zero_bubble_combinations(check, s);
   if (p.kind() == proto::INTERLEAVED_ONE_F_ONE_B && training.microbatches % p.stages() != 0) {
     check.fail("training.microbatches",
                "interleaved 1F1B needs microbatches (" + std::to_string(training.microbatches) +

@@ -12,7 +12,7 @@
 namespace pipetwin {
 
 struct ComputeAction {
-  Op op = Op::kFwd;  // kFwd or kBwd
+  Op op = Op::kFwd;  // kFwd, kBwd, or a split backward's kBwdInput and kBwdWeight
   int32_t stage = 0;
   int32_t microbatch = 0;  // index into the stage's forward or backward ranges
   bool operator==(const ComputeAction&) const = default;

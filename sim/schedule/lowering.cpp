@@ -18,11 +18,22 @@ struct Update {
   int32_t optim = -1;
 };
 
-// Compute instruction ids of one replica and iteration: [stage][microbatch].
+// Compute instruction ids of one replica and iteration: [stage][microbatch]. `bwd` holds
+// the BWDs, or of split backwards the BWD_INPUTs, and `bwd_weight` their BWD_WEIGHTs.
 struct ComputeIds {
-  std::vector<std::vector<int32_t>> fwd, bwd;
-  std::vector<std::vector<int32_t>> last_bwd;  // [stage][replica of the stage], in compute order
+  std::vector<std::vector<int32_t>> fwd, bwd, bwd_weight;
+  // [stage][replica of the stage], in compute order: the last op the update waits for, BWD
+  // or BWD_WEIGHT.
+  std::vector<std::vector<int32_t>> last_bwd;
 };
+
+// The table of an op's ids.
+std::vector<std::vector<int32_t>>& ids_of(ComputeIds& ids, Op op) {
+  return op == Op::kFwd ? ids.fwd : op == Op::kBwdWeight ? ids.bwd_weight : ids.bwd;
+}
+const std::vector<std::vector<int32_t>>& ids_of(const ComputeIds& ids, Op op) {
+  return op == Op::kFwd ? ids.fwd : op == Op::kBwdWeight ? ids.bwd_weight : ids.bwd;
+}
 
 // Indices [first, last) of the ranges (sorted, disjoint) that overlap `r`.
 std::pair<int32_t, int32_t> overlapping(const std::vector<SampleRange>& ranges, SampleRange r) {
@@ -50,7 +61,7 @@ class Lowering {
  public:
   // `run_wide`: replicated stages number microbatches over the run, not per iteration.
   Lowering(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations,
-           bool run_wide)
+           bool run_wide, const ProductionTimes& production_times = {})
       : layout_(layout),
         order_(order),
         iterations_(iterations),
@@ -58,7 +69,15 @@ class Lowering {
         replica_batch_(layout.global_batch / layout.replicas),
         stage_replicas_(StageReplicas::of(layout.stage_replicas, num_stages_)),
         run_wide_(run_wide),
-        builder_(layout.num_devices, num_stages_, iterations, layout.global_batch) {}
+        builder_(layout.num_devices, num_stages_, iterations, layout.global_batch) {
+    for (size_t d = 0; d < production_times.size(); ++d) {
+      for (size_t k = 0; k < production_times[d].size(); ++k) {
+        const ComputeAction& a = order[d][k];
+        if (a.op == Op::kBwdWeight) continue;  // produces nothing another stage needs
+        produced_at_[{direction(a.op), a.stage, a.microbatch}] = production_times[d][k];
+      }
+    }
+  }
 
   Program run() && {
     // Each compute action brings at most one SEND and one RECV with it on a straight
@@ -75,6 +94,7 @@ class Lowering {
         for (const auto& device_order : order_) {
           for (const ComputeAction& a : device_order) connect(r, a, ids[r], it);
         }
+        emit_deferred_receives();
         if (!layout_.offload_fraction.empty()) emit_offload(r, ids[r], it);
       }
       emit_updates(ids, it);
@@ -102,7 +122,7 @@ class Lowering {
           ComputeIds& at = ids[r][ra.iteration];
           if (ra.action.op != Op::kOptim) {
             add_compute(r, ra.action, ra.iteration, at);
-            const auto& table = ra.action.op == Op::kFwd ? at.fwd : at.bwd;
+            const auto& table = ids_of(at, ra.action.op);
             lanes[r][d].push_back(
                 {ra.action, ra.iteration, table[ra.action.stage][ra.action.microbatch]});
             continue;
@@ -190,11 +210,13 @@ class Lowering {
     ComputeIds ids;
     ids.fwd.resize(num_stages_);
     ids.bwd.resize(num_stages_);
+    ids.bwd_weight.resize(num_stages_);
     ids.last_bwd.resize(num_stages_);
     for (int32_t s = 0; s < num_stages_; ++s) {
       ids.last_bwd[s].assign(stage_replicas_.replicas(s), -1);
       ids.fwd[s].assign(count(Op::kFwd, s), -1);
       ids.bwd[s].assign(count(Op::kBwd, s), -1);
+      ids.bwd_weight[s].assign(count(Op::kBwd, s), -1);
     }
     return ids;
   }
@@ -209,15 +231,30 @@ class Lowering {
     instr.microbatch = global_microbatch(r, a.op, a.stage, a.microbatch);
     instr.range = samples;
     instr.iteration = it;
+    const CostCurve& backward = a.op == Op::kBwdInput    ? cost.bwd_input
+                                : a.op == Op::kBwdWeight ? cost.bwd_weight
+                                                         : cost.bwd;
     instr.compute_s = a.op == Op::kFwd
                           ? cost.fwd.seconds(samples.size())
                           : backward_through_forwards(
                                 ranges(Op::kBwd, a.stage)[a.microbatch], ranges(Op::kFwd, a.stage),
-                                [&](int32_t size) { return cost.bwd.seconds(size); });
-    instr.stash_bytes = std::llround(cost.stash_bytes_per_sample * samples.size());
+                                [&](int32_t size) { return backward.seconds(size); });
+    instr.stash_bytes = stash_freed(cost, a.op, samples.size());
     const int32_t id = builder_.add(instr);
-    (a.op == Op::kFwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch] = id;
-    if (a.op == Op::kBwd) ids.last_bwd[a.stage][stage_replica(a.stage, it, a.microbatch)] = id;
+    ids_of(ids, a.op)[a.stage][a.microbatch] = id;
+    if (computes_weight_gradient(a.op)) {
+      ids.last_bwd[a.stage][stage_replica(a.stage, it, a.microbatch)] = id;
+    }
+  }
+
+  // What a FWD allocates and a BWD frees; a split backward frees it in two parts, the
+  // weight gradients' share when BWD_WEIGHT ends and the rest when BWD_INPUT ends.
+  static int64_t stash_freed(const StageCost& cost, Op op, int32_t samples) {
+    const int64_t whole = std::llround(cost.stash_bytes_per_sample * samples);
+    if (op != Op::kBwdInput && op != Op::kBwdWeight) return whole;
+    const int64_t weight_share =
+        std::min<int64_t>(whole, std::llround(cost.bwd_weight_stash_bytes_per_sample * samples));
+    return op == Op::kBwdWeight ? weight_share : whole - weight_share;
   }
 
   // The weight update closes the iteration on every stage: with replicas, after an
@@ -293,6 +330,11 @@ class Lowering {
   // Wires one compute action to what it consumes (RECVs before it, in this device's
   // consumption order) and what it produces (SENDs after it, in production order).
   void connect(int32_t r, const ComputeAction& a, const ComputeIds& ids, int32_t it) {
+    if (a.op == Op::kBwdWeight) {  // compute only, after the input gradient of its samples
+      builder_.add_dependency(ids.bwd_weight[a.stage][a.microbatch],
+                              ids.bwd[a.stage][a.microbatch]);
+      return;
+    }
     const bool fwd = a.op == Op::kFwd;
     const auto& produced = fwd ? ids.fwd : ids.bwd;
     const int32_t self = produced[a.stage][a.microbatch];
@@ -351,7 +393,7 @@ class Lowering {
     for (const auto& actions : order_) {
       std::vector<Step> steps;
       for (const ComputeAction& a : actions) {
-        steps.push_back({a, it, (a.op == Op::kFwd ? ids.fwd : ids.bwd)[a.stage][a.microbatch]});
+        steps.push_back({a, it, ids_of(ids, a.op)[a.stage][a.microbatch]});
       }
       emit_copies(r, steps);
     }
@@ -557,12 +599,37 @@ class Lowering {
     const bool fwd = a.op == Op::kFwd;
     const int32_t cut = fwd ? upstream : a.stage;  // the stage whose output crosses
     const SampleRange samples = {piece.lo + r * replica_batch_, piece.hi + r * replica_batch_};
-    const int32_t recv =
-        builder_.add(transfer(fwd ? Op::kRecvAct : Op::kRecvGrad, to, from, a.stage,
-                              global_microbatch(r, a.op, upstream, k), samples, cut, it));
-    builder_.add_dependency(self, recv);
-    match(Key{it, r, a.op, upstream, k, a.microbatch}, recv, /*is_send=*/false);
+    Receive receive{transfer(fwd ? Op::kRecvAct : Op::kRecvGrad, to, from, a.stage,
+                             global_microbatch(r, a.op, upstream, k), samples, cut, it),
+                    self, Key{it, r, direction(a.op), upstream, k, a.microbatch}};
+    if (produced_at_.empty()) return emit(receive);
+    // Posted in production order, once the whole iteration is known.
+    deferred_.emplace_back(produced_at_.at({direction(a.op), upstream, k}), std::move(receive));
   }
+
+  // A RECV, the compute op that consumes it, and its transfer's key.
+  struct Receive {
+    Instruction recv;
+    int32_t consumer;
+    Key key;
+  };
+
+  void emit(const Receive& receive) {
+    const int32_t recv = builder_.add(receive.recv);
+    builder_.add_dependency(receive.consumer, recv);
+    match(receive.key, recv, /*is_send=*/false);
+  }
+
+  void emit_deferred_receives() {
+    std::stable_sort(deferred_.begin(), deferred_.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (const auto& [time, receive] : deferred_) emit(receive);
+    deferred_.clear();
+  }
+
+  // Transfers and the production times: a forward's activations or a backward's input
+  // gradient, whether or not the backward is split.
+  static Op direction(Op op) { return op == Op::kFwd ? Op::kFwd : Op::kBwd; }
 
   void produce(int32_t r, int32_t self, const ComputeAction& a, int32_t downstream, int32_t j,
                SampleRange piece, int32_t it) {
@@ -576,7 +643,7 @@ class Lowering {
         builder_.add(transfer(fwd ? Op::kSendAct : Op::kSendGrad, from, to, a.stage,
                               global_microbatch(r, a.op, a.stage, a.microbatch), samples, cut, it));
     builder_.add_dependency(send, self);
-    match(Key{it, r, a.op, a.stage, a.microbatch, j}, send, /*is_send=*/true);
+    match(Key{it, r, direction(a.op), a.stage, a.microbatch, j}, send, /*is_send=*/true);
   }
 
   void match(const Key& key, int32_t id, bool is_send) {
@@ -600,6 +667,10 @@ class Lowering {
   ProgramBuilder builder_;
   std::unordered_map<Key, int32_t, KeyHash> open_;  // transfers whose other end is not emitted yet
   int32_t next_pair_ = 0;                           // copies: offload and reload pairs
+  // With production times: (direction, stage, microbatch) -> when its output is ready, and
+  // the iteration's RECVs waiting to be posted in that order.
+  std::map<std::tuple<Op, int32_t, int32_t>, double> produced_at_;
+  std::vector<std::pair<double, Receive>> deferred_;
 };
 
 }  // namespace
@@ -615,8 +686,9 @@ std::vector<int32_t> stage_devices(const PipelineLayout& layout, int32_t stage) 
   return devices;
 }
 
-Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations) {
-  return Lowering(layout, order, iterations, /*run_wide=*/false).run();
+Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations,
+              const ProductionTimes& production_times) {
+  return Lowering(layout, order, iterations, /*run_wide=*/false, production_times).run();
 }
 
 Program lower_run(const PipelineLayout& layout, const RunOrder& run, int32_t iterations,

@@ -19,9 +19,15 @@ struct StageCost {
   CostCurve bwd;
   double output_bytes_per_sample = 0;  // activations to the next stage (and grads back)
   double stash_bytes_per_sample = 0;   // kept from FWD until BWD
-  int64_t gradient_bytes = 0;          // all-reduced across data-parallel replicas
-  int64_t weight_bytes = 0;            // the stage's weights in the training precision
-  double optim_s = 0;                  // the stage's optimizer step
+  // Zero-bubble schedules: the backward split into the input gradient (BWD_INPUT) and the
+  // weight gradients (BWD_WEIGHT), bwd_input + bwd_weight = bwd, and the part of the stash
+  // that BWD_WEIGHT still needs, freed when it ends (BWD_INPUT frees the rest).
+  CostCurve bwd_input;
+  CostCurve bwd_weight;
+  double bwd_weight_stash_bytes_per_sample = 0;
+  int64_t gradient_bytes = 0;  // all-reduced across data-parallel replicas
+  int64_t weight_bytes = 0;    // the stage's weights in the training precision
+  double optim_s = 0;          // the stage's optimizer step
   // False when every layer is frozen (FreezePipe): nothing upstream trains either, so
   // the gradient sent back into this stage carries no bytes (a token keeps the order).
   bool trains = true;
@@ -87,7 +93,16 @@ std::vector<int32_t> stage_devices(const PipelineLayout& layout, int32_t stage);
 // ends (the last h forwards before a backward, e.g. on 1F1B's last stage) keeps its stash:
 // the round trip could only delay the backward. The copy lane holds OFFLOADs and RELOADs
 // in the compute-lane order of what triggers them.
-Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations);
+//
+// `production_times` (optional: per device, one entry per action of `order`) is when the
+// schedule expects each action's output to be ready. With it, every recv lane takes its
+// transfers in the order their data is produced instead of the order it is consumed: a
+// schedule whose devices consume in another order than their neighbours produce (ZB-V,
+// where two chunks of a device talk to the same neighbour) then cannot deadlock on a
+// rendezvous.
+using ProductionTimes = std::vector<std::vector<double>>;
+Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations,
+              const ProductionTimes& production_times = {});
 
 // Asynchronous pipelines: each device's compute order spanning the run with its OPTIMs in
 // place (async_order.h), the same on every replica. An OPTIM waits for the BWD it follows,

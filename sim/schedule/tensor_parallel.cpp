@@ -52,7 +52,9 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
     }
   }
   const auto tp_bytes = [&](const Instruction& ins) -> std::pair<int64_t, int32_t> {
-    if (T == 1 || (ins.op != Op::kFwd && ins.op != Op::kBwd)) return {0, 0};
+    // A split backward's all-reduces are those of its input gradient; the weight gradients
+    // are local to each GPU's shard.
+    if (T == 1 || (ins.op != Op::kFwd && !computes_input_gradient(ins.op))) return {0, 0};
     const StageCost& cost = layout.costs[ins.stage];
     const bool fwd = ins.op == Op::kFwd;
     const int32_t count = fwd ? cost.tp_fwd_collectives : cost.tp_bwd_collectives;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,6 +84,12 @@ struct ModelLayer {
   // and the part every tensor-parallel GPU moves whole (sim/model/memory_bound_time.h).
   double fwd_memory_bytes_per_sample = 0;
   double tp_undivided_memory_bytes_per_sample = 0;
+  // Zero-bubble schedules: the weight-gradient part (W) of `bwd`, in the same form (the
+  // input-gradient part B is the rest), and the bytes per sample of the stash that W still
+  // needs after B. Unset: half the backward, and the whole stash
+  // (sim/model/backward_split.h).
+  std::optional<LayerCost> bwd_weight;
+  std::optional<double> bwd_weight_stash_bytes_per_sample;
   // Indices (into ModelSpec::layers) of the later layers that read this layer's output.
   // A chain has {i + 1}; a DAG (ResNet branches) may have several. The bytes crossing a
   // cut between layer k and k+1 are the outputs of layers <= k read by a layer > k.

@@ -44,6 +44,10 @@ struct OffloadSpec {
 inline bool is_asynchronous(proto::ScheduleKind kind) {
   return kind == proto::PIPEDREAM_ASYNC || kind == proto::PIPEDREAM_2BW || kind == proto::APAPO;
 }
+// Zero-bubble pipelines split every backward into BWD_INPUT and BWD_WEIGHT.
+inline bool is_zero_bubble(proto::ScheduleKind kind) {
+  return kind == proto::ZB_H1 || kind == proto::ZB_H2 || kind == proto::ZB_V;
+}
 
 struct ScheduleSpec {
   proto::ScheduleKind kind = proto::GPIPE;

@@ -43,7 +43,9 @@ inline ResolvedScenario random_setup(std::mt19937& rng, proto::ScheduleKind kind
   ResolvedScenario setup;
   setup.name = "random";
   const int stages = integer(2, 6);
-  const int v = kind == proto::INTERLEAVED_ONE_F_ONE_B ? integer(2, 3) : 1;  // chunks per device
+  const int v = kind == proto::INTERLEAVED_ONE_F_ONE_B ? integer(2, 3)
+                : kind == proto::ZB_V                  ? 2
+                                                       : 1;  // chunks per device
   const int replicas = integer(1, 3);
   const int gpus_per_node = integer(1, stages * replicas);
   const int nodes = (stages * replicas + gpus_per_node - 1) / gpus_per_node;
@@ -75,6 +77,14 @@ inline ResolvedScenario random_setup(std::mt19937& rng, proto::ScheduleKind kind
   setup.schedule.kind = kind;
   setup.schedule.stages = stages;
   setup.schedule.virtual_stages = v;
+  if (is_zero_bubble(kind)) {  // W's part of each backward, and of each stash
+    for (ModelLayer& layer : setup.model.layers) {
+      if (integer(0, 3) == 0) continue;  // the default: half, and the whole stash
+      layer.bwd_weight = LayerCost{};
+      layer.bwd_weight->seconds_per_sample = uniform(0, 1) * layer.bwd.seconds_per_sample;
+      layer.bwd_weight_stash_bytes_per_sample = uniform(0, 1) * layer.stash_bytes_per_sample;
+    }
+  }
   if (kind == proto::UMPIPE) {
     setup.schedule.stage_plans = random_plan(rng, stages, setup.training.global_batch / replicas);
     for (ModelLayer& layer : setup.model.layers) {  // a fixed cost per microbatch

@@ -30,7 +30,8 @@ TEST_P(SimgridExact, ReproducesAnalyticTimestampsOnRandomScenarios) {
 
 INSTANTIATE_TEST_SUITE_P(Schedules, SimgridExact,
                          ::testing::Values(proto::GPIPE, proto::ONE_F_ONE_B,
-                                           proto::INTERLEAVED_ONE_F_ONE_B, proto::UMPIPE),
+                                           proto::INTERLEAVED_ONE_F_ONE_B, proto::UMPIPE,
+                                           proto::ZB_H1, proto::ZB_H2, proto::ZB_V),
                          [](const auto& info) { return proto::ScheduleKind_Name(info.param); });
 
 }  // namespace

@@ -1,0 +1,172 @@
+// Zero-bubble schedules from scenarios: the split of explicit layers and of the zoo's GPT,
+// tensor and data parallelism (B carries BWD's all-reduces, W none; SimGrid's exact mode
+// reproduces the analytic timestamps) and the settings they refuse, with exit code 2 and
+// the field named.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "cli_runner.h"
+#include "same_times.h"
+#include "sim/build_program.h"
+#include "sim/exec/analytic_executor.h"
+#include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/resolve_scenario.h"
+#include "sim/simgrid/simgrid_executor.h"
+
+namespace pipetwin {
+namespace {
+
+using ::testing::HasSubstr;
+
+ResolvedScenario resolved(const std::string& scenario, std::vector<std::string> overrides) {
+  return resolve_scenario(load_scenario(scenario, overrides));
+}
+
+double makespan(const ExecutionTimes& t) {
+  return *std::max_element(t.end_s.begin(), t.end_s.end());
+}
+
+// builtin:uniform: two stages of fwd 1 ms, bwd 2 ms, free transfers, 8 microbatches.
+TEST(ZeroBubbleScenario, ExplicitLayersSplitTheirBackwardInHalvesByDefault) {
+  const ResolvedScenario setup = resolved("builtin:uniform", {"schedule.kind=ZB_H1"});
+  const Program p = build_program(setup);
+  // M(F+B+W) + (K-1)(F+B-W) = 8 x 3 + 1 x 1 ms.
+  EXPECT_NEAR(makespan(run_analytic(p, setup.cluster)), 25e-3, 1e-12);
+  for (const Instruction& ins : p.instructions) {
+    if (ins.op == Op::kBwdInput || ins.op == Op::kBwdWeight)
+      EXPECT_NEAR(ins.compute_s, 1e-3, 1e-15);
+  }
+}
+
+TEST(ZeroBubbleScenario, ExplicitLayersStateTheirWeightGradient) {
+  const ResolvedScenario setup =
+      resolved("builtin:uniform", {"schedule.kind=ZB_H1", "model.layers[0].bwd_weight_ms=0.5",
+                                   "model.layers[1].bwd_weight_ms=0.5"});
+  const Program p = build_program(setup);
+  // 8 x 3 + (1 + 1.5 - 0.5) ms.
+  EXPECT_NEAR(makespan(run_analytic(p, setup.cluster)), 26e-3, 1e-12);
+}
+
+// A GPT block's W is its four linear layers' weight gradients, 24sh^2 of its 48sh^2 + 8s^2h
+// backward FLOPs.
+TEST(ZeroBubbleScenario, GptBlocksSplitByFlops) {
+  const ResolvedScenario setup =
+      resolved("builtin:gpt-8gpu-1f1b", {"schedule.kind=ZB_H1", "model.zoo.launch_overhead_us=0",
+                                         "model.zoo.utilization_half_batch=0"});
+  const ModelLayer& block = setup.model.layers[1];
+  ASSERT_TRUE(block.bwd_weight.has_value());
+  const double s = setup.zoo->seq_len(), h = setup.zoo->hidden();
+  EXPECT_NEAR(block.bwd_weight->flops_per_sample / block.bwd.flops_per_sample,
+              24 * s * h * h / (48 * s * h * h + 8 * s * s * h), 1e-12);
+  EXPECT_NEAR(*block.bwd_weight_stash_bytes_per_sample, 32 * s * h, 1e-6);
+}
+
+ResolvedScenario gpt(proto::ScheduleKind kind, int stages, int microbatches, int tp, int dp) {
+  ResolvedScenario setup =
+      resolved("builtin:gpt-8gpu-1f1b",
+               {"schedule.kind=" + proto::ScheduleKind_Name(kind), "model.zoo.layers=8",
+                "model.zoo.hidden=1024", "model.zoo.seq_len=256", "model.zoo.heads=16",
+                "model.zoo.vocab=8192", "cluster.gpus_per_node=8", "cluster.nodes=4",
+                "schedule.stages=" + std::to_string(stages),
+                "training.microbatches=" + std::to_string(microbatches),
+                "training.global_batch=" + std::to_string(2 * microbatches * dp),
+                "training.tensor_parallel=" + std::to_string(tp),
+                "training.data_parallel=" + std::to_string(dp), "training.iterations=2"});
+  return setup;
+}
+
+// (A W, like every op after a pass on its lane, waits for that pass's all-reduces.)
+TEST(ZeroBubbleScenario, TensorParallelAllReducesGoWithTheInputGradient) {
+  for (proto::ScheduleKind kind : {proto::ZB_H1, proto::ZB_H2, proto::ZB_V}) {
+    const Program p = build_program(gpt(kind, 2, 4, 2, 1));
+    int with_input = 0;
+    for (int32_t i = 0; i < p.size(); ++i) {
+      if (p.instructions[i].op != Op::kAllreduce) continue;
+      for (int32_t d : p.deps_of(i)) {
+        EXPECT_NE(p.instructions[d].op, Op::kBwdWeight) << p.describe(i);
+        with_input += p.instructions[d].op == Op::kBwdInput;
+      }
+    }
+    EXPECT_GT(with_input, 0) << proto::ScheduleKind_Name(kind);
+  }
+}
+
+TEST(ZeroBubbleScenario, SimgridExactReproducesAnalyticWithTensorAndDataParallelism) {
+  for (proto::ScheduleKind kind : {proto::ZB_H1, proto::ZB_H2, proto::ZB_V}) {
+    for (const auto [tp, dp] : {std::pair{2, 1}, std::pair{1, 2}, std::pair{2, 2}}) {
+      ResolvedScenario setup = gpt(kind, 2, 5, tp, dp);
+      setup.simgrid.exact = true;
+      const Program p = build_program(setup);
+      SCOPED_TRACE(proto::ScheduleKind_Name(kind) + " tp " + std::to_string(tp) + " dp " +
+                   std::to_string(dp));
+      testing::expect_same_times(p, run_analytic(p, setup.cluster),
+                                 run_simgrid(p, setup.cluster, setup.simgrid));
+    }
+  }
+}
+
+// The update waits for every W of its stage: with data parallelism through the ALLREDUCE.
+TEST(ZeroBubbleScenario, UpdateWaitsForEveryWeightGradient) {
+  for (proto::ScheduleKind kind : {proto::ZB_H1, proto::ZB_H2, proto::ZB_V}) {
+    for (int dp : {1, 2}) {
+      const ResolvedScenario setup = gpt(kind, 2, 5, 1, dp);
+      const Program p = build_program(setup);
+      const ExecutionTimes t = run_analytic(p, setup.cluster);
+      for (int32_t i = 0; i < p.size(); ++i) {
+        const Instruction& w = p.instructions[i];
+        if (w.op != Op::kBwdWeight) continue;
+        for (int32_t j = 0; j < p.size(); ++j) {
+          const Instruction& u = p.instructions[j];
+          if ((u.op == Op::kOptim || u.op == Op::kAllreduce) && u.stage == w.stage &&
+              u.iteration == w.iteration && u.device == w.device) {
+            EXPECT_GE(t.start_s[j], t.end_s[i]) << p.describe(j) << " before " << p.describe(i);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ZeroBubbleScenario, BadSettingsNameTheField) {
+  const struct {
+    std::string scenario, set, field, problem;
+  } cases[] = {
+      {"builtin:gpt-8gpu-1f1b", "schedule.kind=ZB_V --set schedule.virtual_stages=3",
+       "schedule.virtual_stages", "leave it unset or give 2"},
+      {"builtin:gpt-8gpu-1f1b", "schedule.kind=ZB_H1 --set schedule.virtual_stages=2",
+       "schedule.virtual_stages", "only INTERLEAVED_ONE_F_ONE_B and ZB_V"},
+      {"builtin:offload-gpt-a100", "schedule.kind=ZB_H2 --set schedule.offload.policy=ALL",
+       "schedule.offload", "does not offload"},
+      {"builtin:freezepipe-gpt-8gpu", "schedule.kind=ZB_H1", "freeze", "does not freeze"},
+      {"builtin:gpt-8gpu-1f1b", "schedule.kind=ZB_V --set training.recompute=FULL",
+       "training.recompute", "does not recompute"},
+      {"builtin:uniform", "schedule.kind=ZB_H1 --set model.layers[0].bwd_weight_ms=3",
+       "model.layers[0].bwd_weight_ms", "exceeds bwd_ms"},
+      {"builtin:uniform", "schedule.kind=ZB_H1 --set model.layers[1].bwd_weight_fixed_ms=1",
+       "model.layers[1].bwd_weight_fixed_ms", "goes with bwd_fixed_ms"},
+      {"builtin:uniform", "schedule.kind=ZB_H1 --set model.layers[0].bwd_weight_stash_bytes=5",
+       "model.layers[0].bwd_weight_stash_bytes", "exceeds the layer's stash"},
+  };
+  for (const auto& c : cases) {
+    const testing::CliResult r =
+        testing::run_pipetwin("simulate " + c.scenario + " --set " + c.set);
+    EXPECT_EQ(r.exit_code, 2) << c.set << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.field)) << c.set;
+    EXPECT_THAT(r.err, HasSubstr(c.problem)) << c.set;
+  }
+}
+
+TEST(ZeroBubbleScenario, SimulateRunsEveryKindFromTheCommandLine) {
+  for (const char* kind : {"ZB_H1", "ZB_H2", "ZB_V"}) {
+    const testing::CliResult r = testing::run_pipetwin(
+        std::string("simulate builtin:gpt-8gpu-1f1b --json --allow-oom --set schedule.kind=") +
+        kind);
+    EXPECT_EQ(r.exit_code, 0) << kind << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("\"iteration_time_s\"")) << kind;
+  }
+}
+
+}  // namespace
+}  // namespace pipetwin
