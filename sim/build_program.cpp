@@ -11,6 +11,7 @@
 #include "sim/program/validate_program.h"
 #include "sim/schedule/blocking_transfers.h"
 #include "sim/schedule/compute_order.h"
+#include "sim/schedule/dualpipe_order.h"
 #include "sim/schedule/pipefb_program.h"
 #include "sim/schedule/tensor_parallel.h"
 #include "sim/schedule/weight_versions.h"
@@ -23,7 +24,9 @@ double device_flops(const ResolvedScenario& setup, int device) {
 }
 
 int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk) {
-  if (setup.schedule.kind == proto::ZB_V) return v_chunk_device(setup.schedule.stages, chunk);
+  if (setup.schedule.kind == proto::ZB_V || setup.schedule.kind == proto::DUALPIPE) {
+    return v_chunk_device(setup.schedule.stages, chunk);
+  }
   if (!setup.schedule.stage_replicas.empty()) {
     return StageReplicas(setup.schedule.stage_replicas).first_device(chunk);
   }
@@ -194,6 +197,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   // Recomputation: the largest activations one backward rebuilds, per device (chunks of one
   // device run their backwards one at a time).
   std::vector<double> recompute_reserve(layout.devices_per_replica, 0);
+  const bool dualpipe = setup.schedule.kind == proto::DUALPIPE;
 
   int32_t first = 0;
   for (int32_t c = 0; c < chunks; ++c) {
@@ -215,6 +219,10 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       for (int32_t r = 0; r < replicas; ++r) {
         for (int32_t k = 0; k < stage_replicas.replicas(c % setup.schedule.stages); ++k) {
           layout.static_bytes[device + r * layout.devices_per_replica + k] +=
+              std::llround(resident * parameters);
+        }
+        if (dualpipe) {  // the reverse pipeline's copy of the chunk
+          layout.static_bytes[chunk_device(setup, chunks + c) + r * layout.devices_per_replica] +=
               std::llround(resident * parameters);
         }
       }
@@ -265,6 +273,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
         recompute_reserve[device], transient_per_sample * largest_size(layout.bwd_ranges.back()));
     first = last;
   }
+  if (dualpipe) add_reverse_pipeline(layout);
   for (int32_t d = 0; d < layout.devices_per_replica; ++d) {
     for (int32_t r = 0; r < replicas; ++r) {
       layout.static_bytes[d + r * layout.devices_per_replica] += std::llround(recompute_reserve[d]);
@@ -301,6 +310,11 @@ Program build_program(const ResolvedScenario& setup) {
       TimedComputeOrder timed = zb_v_schedule(stages, microbatches, chunk_pass_costs(layout));
       order = std::move(timed.order);
       production_times = std::move(timed.end_s);
+      break;
+    }
+    case proto::DUALPIPE: {
+      order = dualpipe_order(stages, microbatches);
+      production_times = dualpipe_end_times(order, chunk_pass_costs(layout));
       break;
     }
     case proto::UMPIPE: {

@@ -34,12 +34,13 @@ torch::nn::Sequential& RankExecutor::forward_weights(int32_t stage, Stash& stash
 
 void RankExecutor::forward(int32_t i) {
   const Instruction& ins = p_.instructions[i];
-  torch::Tensor input = ins.stage == 0
+  torch::Tensor input = reads_data(ins.stage)
                             ? rows(data(ins.iteration).first, {0, p_.global_batch}, ins.range)
                             : gather_pieces(i, Op::kRecvAct);
   // No gradient is wanted for the input when everything upstream is frozen.
   const bool upstream_trains = layers_[ins.stage].first > model_.frozen();
-  input = input.detach().requires_grad_(ins.stage > 0 && !split_stages_ && upstream_trains);
+  input =
+      input.detach().requires_grad_(!reads_data(ins.stage) && !split_stages_ && upstream_trains);
   Stash& stash = stash_[i];
   stash.input = input;
   forward_version_[i] = updates_[ins.stage];
@@ -108,12 +109,12 @@ void RankExecutor::recompute_and_backward(int32_t i) {
   const bool float_input = produced_[handed].is_floating_point();
   const torch::Tensor input = produced_[handed].detach().requires_grad_(float_input);
   const torch::Tensor output = stages_.at(ins.stage)->forward(input);
-  if (ins.stage == p_.num_stages - 1) {
+  if (computes_loss(ins.stage)) {
     loss_backward(ins, output, /*keep_graph=*/false);
   } else {
     output.backward(gather_pieces(i, Op::kRecvGrad));
   }
-  if (ins.stage > 0) produced_[i] = input.grad().detach();
+  if (!reads_data(ins.stage)) produced_[i] = input.grad().detach();
   produced_[handed] = torch::Tensor();
 }
 
@@ -139,7 +140,7 @@ void RankExecutor::backward(int32_t i) {
     outputs.push_back(rows(stash_[f].output, p_.instructions[f].range, piece));
     keep_graph |= stash_[f].rows_left > piece.size();
   }
-  if (ins.stage == p_.num_stages - 1) {
+  if (computes_loss(ins.stage)) {
     loss_backward(ins, outputs.size() == 1 ? outputs[0] : torch::cat(outputs, 0), keep_graph);
   } else if (!outputs[0].requires_grad()) {
     // A frozen stage: nothing here or upstream trains, the gradient is a bare token.
@@ -159,9 +160,9 @@ void RankExecutor::backward(int32_t i) {
       model_.add_gradients_of(*stash.weights, layers_[ins.stage].first, layers_[ins.stage].second);
     }
     const SampleRange piece = p_.instructions[f].range.intersect(ins.range);
-    if (ins.stage > 0 && !stash.input.requires_grad()) {
+    if (!reads_data(ins.stage) && !stash.input.requires_grad()) {
       input_grads.push_back(torch::empty({0}));  // nothing upstream wants it
-    } else if (ins.stage > 0) {
+    } else if (!reads_data(ins.stage)) {
       // Samples are independent, so the rows outside this piece got no gradient. The
       // gradient is detached from the input, so the next piece of the same forward
       // accumulates into a fresh tensor and this view needs no copy.
@@ -174,7 +175,7 @@ void RankExecutor::backward(int32_t i) {
       produced_[f] = torch::Tensor();
     }
   }
-  if (ins.stage > 0) {
+  if (!reads_data(ins.stage)) {
     produced_[i] = input_grads.size() == 1 ? input_grads[0] : torch::cat(input_grads, 0);
     if (produced_[i].numel() == 0) produced_[i] = torch::empty({0});
   }

@@ -32,6 +32,17 @@ int32_t crash_index(int rank) {
   return -1;
 }
 
+// Each Program stage's layers: the model's stages as the scenario cuts them, DualPipe's
+// second copies included.
+std::vector<std::pair<int32_t, int32_t>> program_stage_layers(
+    const Program& program, const std::vector<std::pair<int32_t, int32_t>>& model_stages) {
+  std::vector<std::pair<int32_t, int32_t>> layers;
+  for (int32_t s = 0; s < program.num_stages; ++s) {
+    layers.push_back(model_stages.at(program.model_stage_of(s)));
+  }
+  return layers;
+}
+
 }  // namespace
 
 RankExecutor::RankExecutor(const ResolvedScenario& setup, const Program& program,
@@ -46,7 +57,7 @@ RankExecutor::RankExecutor(const ResolvedScenario& setup, const Program& program
       arch_(zoo_architecture(*setup.zoo)),
       split_stages_(setup.schedule.kind == proto::PIPEFB),
       stash_weights_(is_asynchronous(setup.schedule.kind)),
-      layers_(chunk_layer_ranges(setup)),
+      layers_(program_stage_layers(program, chunk_layer_ranges(setup))),
       task_(arch_, setup.training.global_batch, options.seed),
       produced_(program.size()),
       stash_(program.size()),

@@ -66,6 +66,10 @@ class RankExecutor : public LaneDevice {
 
   // rank_split_backward.cpp: zero-bubble schedules' BWD_INPUT and BWD_WEIGHT.
   int32_t forward_of_split(int32_t i) const;
+  // The stage that reads the data, and the one that computes the loss (DualPipe has two of
+  // each, one per direction).
+  bool reads_data(int32_t stage) const { return layers_[stage].first == 0; }
+  bool computes_loss(int32_t stage) const { return layers_[stage].second == layers_.back().second; }
   void backward_input(int32_t i);
   void backward_weight(int32_t i);
 
@@ -112,7 +116,7 @@ class RankExecutor : public LaneDevice {
   // stashes of their forwards), and how many updates the stage has made.
   std::map<int, std::shared_ptr<torch::nn::Sequential>> current_weights_;
   std::map<int, int32_t> updates_;
-  std::vector<std::pair<int32_t, int32_t>> layers_;  // [first, last) of each stage
+  std::vector<std::pair<int32_t, int32_t>> layers_;  // [first, last) of each Program stage
   SyntheticTask task_;
   std::map<int, torch::nn::Sequential> stages_;  // the model's layers, as this Program cuts them
   std::vector<torch::Tensor> produced_;          // FWD: output; BWD: input gradient; RECV: payload

@@ -17,7 +17,8 @@ namespace pipetwin {
 // tensor-parallel ranks count their shards, and the replicated parameters once.
 void RankExecutor::record_gradient_norms(const Instruction& ins) {
   const int32_t interval = options_.gradient_interval;
-  if (interval <= 0 || ins.range.lo != 0) return;
+  // DualPipe's second copy of a stage holds the same gradients after their ALLREDUCE.
+  if (interval <= 0 || ins.range.lo != 0 || p_.model_stage_of(ins.stage) != ins.stage) return;
   const int32_t k = ins.iteration / interval;
   const auto [first, last] = layers_[ins.stage];
   const int layers = static_cast<int>(arch_.layers.size());
@@ -71,6 +72,7 @@ RealRunResult RankExecutor::gather(double offset) {
   for (auto& [s, stage] : stages_) {
     // Replica 0's weights stand for all: the tensor-parallel ranks of its stage.
     if (p_.stage_device[s] / tp.size != env_.rank / tp.size) continue;
+    if (p_.model_stage_of(s) != s) continue;  // DualPipe's copy: the same weights
     for (int l = layers_[s].first; l < layers_[s].second; ++l) {
       double sum = 0;
       for (const auto& p : counted_parameters(*stage[l - layers_[s].first], tp.rank)) {

@@ -23,7 +23,7 @@ int32_t RankExecutor::forward_of_split(int32_t i) const {
 void RankExecutor::backward_input(int32_t i) {
   const Instruction& ins = p_.instructions[i];
   Stash& stash = stash_[forward_of_split(i)];
-  if (ins.stage == p_.num_stages - 1) {
+  if (computes_loss(ins.stage)) {
     const torch::Tensor target = rows(data(ins.iteration).second, {0, p_.global_batch}, ins.range);
     const double share = static_cast<double>(ins.range.size()) / p_.global_batch;
     stash.root = zoo_loss(arch_, stash.output, target) * share;
@@ -33,7 +33,7 @@ void RankExecutor::backward_input(int32_t i) {
     stash.root = stash.output;
     stash.root_grad = gather_pieces(i, Op::kRecvGrad);
   }
-  if (ins.stage == 0) return;  // the data needs no gradient: W does all the work
+  if (reads_data(ins.stage)) return;  // the data needs no gradient: W does all the work
   // The graph stays for W; the gradient is detached from it, so sending it copies nothing.
   produced_[i] = torch::autograd::grad({stash.root}, {stash.input}, {stash.root_grad},
                                        /*retain_graph=*/true)[0]

@@ -101,6 +101,7 @@ Program ProgramBuilder::finish() && {
   p.static_bytes.resize(p.num_devices, 0);
   p.stage_device = std::move(stage_device_);
   p.stage_replicas = std::move(stage_replicas_);
+  p.model_stage = std::move(model_stage_);
   p.show_ranges = show_ranges_;
   p.tensor_parallel = tensor_parallel_;
   return std::move(program_);

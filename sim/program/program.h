@@ -47,6 +47,10 @@ struct Program {
   // Replicated stages (schedule.stage_replicas): per stage, the devices that run it,
   // stage_device[s] onwards; empty when every stage runs on one device.
   std::vector<int32_t> stage_replicas;
+  // Per stage, the model stage whose layers and weights it holds: DualPipe runs each model
+  // stage twice, once per direction, and the two copies all-reduce their gradients. Empty
+  // when stage s is model stage s.
+  std::vector<int32_t> model_stage;
 
   int32_t size() const { return static_cast<int32_t>(instructions.size()); }
   std::span<const int32_t> deps_of(int32_t i) const {
@@ -54,6 +58,9 @@ struct Program {
   }
   std::span<const int32_t> members_of_group(int32_t g) const {
     return {group_members.data() + group_begin[g], group_members.data() + group_begin[g + 1]};
+  }
+  int32_t model_stage_of(int32_t stage) const {
+    return model_stage.empty() ? stage : model_stage[stage];
   }
   int32_t num_groups() const { return static_cast<int32_t>(group_begin.size()) - 1; }
   std::span<const int32_t> dependents_of(int32_t i) const {
@@ -86,6 +93,7 @@ class ProgramBuilder {
   void set_static_bytes(std::vector<int64_t> bytes) { static_bytes_ = std::move(bytes); }
   void set_stage_device(std::vector<int32_t> devices) { stage_device_ = std::move(devices); }
   void set_stage_replicas(std::vector<int32_t> counts) { stage_replicas_ = std::move(counts); }
+  void set_model_stage(std::vector<int32_t> stages) { model_stage_ = std::move(stages); }
   void set_show_ranges(bool show) { show_ranges_ = show; }
   void set_tensor_parallel(int32_t gpus_per_stage) { tensor_parallel_ = gpus_per_stage; }
 
@@ -100,6 +108,7 @@ class ProgramBuilder {
   std::vector<int64_t> static_bytes_;
   std::vector<int32_t> stage_device_;
   std::vector<int32_t> stage_replicas_;
+  std::vector<int32_t> model_stage_;
   bool show_ranges_ = false;
   int32_t tensor_parallel_ = 1;
 };

@@ -79,7 +79,8 @@ void check_collectives(const Program& p) {
     for (int32_t m : members) {
       const Instruction& a = p.instructions[m];
       const Instruction& first = p.instructions[members.front()];
-      if (p.group[m] != g || a.op != first.op || a.stage != first.stage ||
+      if (p.group[m] != g || a.op != first.op ||
+          p.model_stage_of(a.stage) != p.model_stage_of(first.stage) ||
           a.iteration != first.iteration || a.bytes != first.bytes) {
         reject(p.describe(m) + " does not match the other members of its collective, " +
                p.describe(members.front()));
@@ -94,8 +95,9 @@ void check_collectives(const Program& p) {
 }
 
 void check_coverage(const Program& p) {
-  // (iteration, stage, op) -> instructions, in a flat table: one slot per FWD, BWD (or
-  // BWD_INPUT) and BWD_WEIGHT group. The last is empty unless backwards are split.
+  // (iteration, model stage, op) -> instructions, in a flat table: one slot per FWD, BWD
+  // (or BWD_INPUT) and BWD_WEIGHT group. The last is empty unless backwards are split.
+  // DualPipe's two copies of a model stage cover the batch together.
   const auto slot = [&](int32_t iteration, int32_t stage, Op op) -> int64_t {
     const int kind = op == Op::kFwd ? 0 : op == Op::kBwdWeight ? 2 : 1;
     return (static_cast<int64_t>(iteration) * p.num_stages + stage) * 3 + kind;
@@ -109,10 +111,11 @@ void check_coverage(const Program& p) {
         instr.stage >= p.num_stages) {
       reject(p.describe(i) + " names a stage or iteration outside the program");
     }
-    groups[slot(instr.iteration, instr.stage, instr.op)].push_back(i);
+    groups[slot(instr.iteration, p.model_stage_of(instr.stage), instr.op)].push_back(i);
   }
   for (int32_t it = 0; it < p.iterations; ++it) {
     for (int32_t s = 0; s < p.num_stages; ++s) {
+      if (p.model_stage_of(s) != s) continue;  // counted with the copy it mirrors
       for (Op op : {Op::kFwd, Op::kBwd, Op::kBwdWeight}) {
         std::vector<int32_t>& ids = groups[slot(it, s, op)];
         if (op == Op::kBwdWeight && ids.empty()) continue;

@@ -429,8 +429,29 @@ void check_zero_bubble_combinations(const Checker& check, const proto::Scenario&
   }
   if (s.training().recompute() != proto::Training::NONE) {
     check.fail("training.recompute",
-               kind + " does not recompute activations (W would need the rebuilt activations "
-                      "held from B to W)");
+               kind +
+                   " does not recompute activations (W would need the rebuilt activations "
+                   "held from B to W)");
+  }
+}
+
+// DualPipe's two directions meet in the middle (an even number of stages), each takes half
+// the microbatches, and each device starts with a full pipeline's worth of forwards of its
+// own direction before it can pair them with backwards of the other (DeepSeek's reference
+// asserts the same).
+void check_dualpipe(const Checker& check, const proto::Schedule& p, const TrainingSpec& training) {
+  if (p.stages() % 2 != 0) {
+    check.fail("schedule.stages",
+               "DUALPIPE runs its two directions over an even number of "
+               "stages, got " +
+                   std::to_string(p.stages()));
+  }
+  if (training.microbatches % 2 != 0 || training.microbatches < 2 * p.stages()) {
+    check.fail("training.microbatches",
+               "DUALPIPE needs an even number of microbatches, at least twice "
+               "schedule.stages (" +
+                   std::to_string(2 * p.stages()) + "), got " +
+                   std::to_string(training.microbatches));
   }
 }
 
@@ -560,6 +581,7 @@ ScheduleSpec resolve_schedule(const Checker& check, const proto::Scenario& s, in
                "only INTERLEAVED_ONE_F_ONE_B and ZB_V have virtual stages");
   }
   if (is_zero_bubble(p.kind())) check_zero_bubble_combinations(check, s);
+  if (p.kind() == proto::DUALPIPE) check_dualpipe(check, p, training);
   if (p.kind() == proto::INTERLEAVED_ONE_F_ONE_B && training.microbatches % p.stages() != 0) {
     check.fail("training.microbatches",
                "interleaved 1F1B needs microbatches (" + std::to_string(training.microbatches) +

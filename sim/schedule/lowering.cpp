@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <tuple>
 #include <unordered_map>
 
@@ -263,24 +264,44 @@ class Lowering {
     builder_.set_static_bytes(layout_.static_bytes);
     builder_.set_stage_device(layout_.stage_device);
     if (stage_replicas_.replicated()) builder_.set_stage_replicas(layout_.stage_replicas);
+    builder_.set_model_stage(layout_.model_stage);
     builder_.set_show_ranges(ranges_differ(layout_));
     return std::move(builder_).finish();
   }
 
+  // One collective per model stage: over the pipeline's replicas, the stage's replicas and
+  // DualPipe's two copies of it. Emitted model stage by model stage, so that every device's
+  // collective lane takes the collectives in one order (DualPipe's devices hold a stage of
+  // each half of the model, and would otherwise wait for each other's second collective).
   void emit_updates(const std::vector<ComputeIds>& ids, int32_t it) {
-    for (int32_t s = 0; s < num_stages_; ++s) {
-      std::vector<int32_t> group;
+    std::vector<int32_t> stages(num_stages_);
+    std::iota(stages.begin(), stages.end(), 0);
+    std::stable_sort(stages.begin(), stages.end(),
+                     [&](int32_t a, int32_t b) { return model_stage(a) < model_stage(b); });
+    std::vector<std::vector<int32_t>> groups(num_stages_);
+    for (int32_t s : stages) {
       for (int32_t r = 0; r < layout_.replicas; ++r) {
         for (int32_t k = 0; k < stage_replicas_.replicas(s); ++k) {
           // The lane order already puts the OPTIM after the device's last BWD of the stage.
           const Update u = emit_update(r, stage_base(r, s) + k, s, it, 0,
                                        {r * replica_batch_, (r + 1) * replica_batch_},
                                        ids[r].last_bwd[s][k], /*optim_waits_for_bwd=*/false);
-          if (u.allreduce >= 0) group.push_back(u.allreduce);
+          if (u.allreduce >= 0) groups[model_stage(s)].push_back(u.allreduce);
         }
       }
+    }
+    for (const std::vector<int32_t>& group : groups) {
       if (!group.empty()) builder_.group(group);
     }
+  }
+  int32_t model_stage(int32_t s) const {
+    return layout_.model_stage.empty() ? s : layout_.model_stage[s];
+  }
+  // How many stages hold stage s's weights (DualPipe: two).
+  int32_t copies(int32_t s) const {
+    if (layout_.model_stage.empty()) return 1;
+    return static_cast<int32_t>(
+        std::count(layout_.model_stage.begin(), layout_.model_stage.end(), model_stage(s)));
   }
 
   // Replica r's update of an asynchronous run, after the BWD it follows (with
@@ -309,7 +330,8 @@ class Lowering {
     update.range = samples;
     update.iteration = it;
     int32_t allreduce = -1;
-    if (layout_.replicas * stage_replicas_.replicas(s) > 1 && layout_.costs[s].gradient_bytes > 0) {
+    if (layout_.replicas * stage_replicas_.replicas(s) * copies(s) > 1 &&
+        layout_.costs[s].gradient_bytes > 0) {
       Instruction reduce = update;
       reduce.op = Op::kAllreduce;
       reduce.bytes = layout_.costs[s].gradient_bytes;

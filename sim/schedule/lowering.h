@@ -69,6 +69,10 @@ struct PipelineLayout {
   // `lower` and over the run by `lower_run`; transfers go between the replicas that own
   // the microbatch, and each update waits for an ALLREDUCE among the stage's replicas.
   std::vector<int32_t> stage_replicas;
+  // DualPipe: per stage, the model stage whose weights it holds (Program::model_stage);
+  // stages holding the same weights all-reduce their gradients before their updates, and
+  // each covers its own part of the batch. Empty: stage s holds model stage s.
+  std::vector<int32_t> model_stage;
 };
 
 // Every device that runs stage s: its replicas, in each data-parallel pipeline.

@@ -133,6 +133,7 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
   for (int32_t d : program.stage_device) stage_device.push_back(d * T);
   builder.set_static_bytes(std::move(resident));
   builder.set_stage_device(std::move(stage_device));
+  builder.set_model_stage(program.model_stage);
   builder.set_show_ranges(program.show_ranges);
   builder.set_tensor_parallel(T);
   return std::move(builder).finish();

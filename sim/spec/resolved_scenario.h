@@ -46,7 +46,8 @@ inline bool is_asynchronous(proto::ScheduleKind kind) {
 }
 // Zero-bubble pipelines split every backward into BWD_INPUT and BWD_WEIGHT.
 inline bool is_zero_bubble(proto::ScheduleKind kind) {
-  return kind == proto::ZB_H1 || kind == proto::ZB_H2 || kind == proto::ZB_V;
+  return kind == proto::ZB_H1 || kind == proto::ZB_H2 || kind == proto::ZB_V ||
+         kind == proto::DUALPIPE;
 }
 
 struct ScheduleSpec {

@@ -42,7 +42,9 @@ inline ResolvedScenario random_setup(std::mt19937& rng, proto::ScheduleKind kind
   auto integer = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   ResolvedScenario setup;
   setup.name = "random";
-  const int stages = integer(2, 6);
+  // DualPipe: an even number of stages, an even number of microbatches, at least twice
+  // the stages.
+  const int stages = kind == proto::DUALPIPE ? 2 * integer(1, 3) : integer(2, 6);
   const int v = kind == proto::INTERLEAVED_ONE_F_ONE_B ? integer(2, 3)
                 : kind == proto::ZB_V                  ? 2
                                                        : 1;  // chunks per device
@@ -70,8 +72,9 @@ inline ResolvedScenario random_setup(std::mt19937& rng, proto::ScheduleKind kind
     if (l + 1 < layers) layer.consumers = {l + 1};
     setup.model.layers.push_back(layer);
   }
-  const int microbatches =
-      kind == proto::INTERLEAVED_ONE_F_ONE_B ? stages * integer(1, 4) : integer(1, 16);
+  const int microbatches = kind == proto::INTERLEAVED_ONE_F_ONE_B ? stages * integer(1, 4)
+                           : kind == proto::DUALPIPE              ? 2 * integer(stages, 8)
+                                                                  : integer(1, 16);
   setup.training = {replicas * microbatches * integer(1, 8), microbatches, integer(1, 2),
                     proto::ADAM, replicas};
   setup.schedule.kind = kind;

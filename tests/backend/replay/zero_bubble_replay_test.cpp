@@ -16,10 +16,9 @@ namespace {
 
 TEST(ZeroBubbleReplay, SplitBackwardsAreComputeAndFreeTheirStashAtW) {
   std::mt19937 rng(21);
-  for (int trial = 0; trial < 30; ++trial) {
-    const proto::ScheduleKind kind = trial % 3 == 0   ? proto::ZB_H1
-                                     : trial % 3 == 1 ? proto::ZB_H2
-                                                      : proto::ZB_V;
+  const proto::ScheduleKind kinds[] = {proto::ZB_H1, proto::ZB_H2, proto::ZB_V, proto::DUALPIPE};
+  for (int trial = 0; trial < 40; ++trial) {
+    const proto::ScheduleKind kind = kinds[trial % 4];
     const ResolvedScenario setup = testing::random_setup(rng, kind);
     const Program p = build_program(setup);
     for (int32_t rank = 0; rank < p.num_devices; ++rank) {

@@ -1,6 +1,7 @@
 // Zero-bubble schedules on real LibTorch ranks: BWD_INPUT computes only the stage input's
 // gradient and BWD_WEIGHT, later, the parameters' gradients through the same graph. The
-// pipeline must still train exactly as one process does, on 2 to 4 stages.
+// pipeline must still train exactly as one process does, on 2 to 4 stages; DualPipe's two
+// copies of every stage as well.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -53,7 +54,14 @@ INSTANTIATE_TEST_SUITE_P(
         "--set cluster.gpus_per_node=4",
         "builtin:gpt-cpu-2rank --set schedule.kind=ZB_V",
         "builtin:gpt-cpu-2rank --set schedule.kind=ZB_V --set schedule.stages=3 "
-        "--set cluster.gpus_per_node=4"),
+        "--set cluster.gpus_per_node=4",
+        // DualPipe: two copies of each stage, their gradients summed before the update.
+        "builtin:mlp-cpu-2rank --set schedule.kind=DUALPIPE --set training.microbatches=4",
+        "builtin:mlp-cpu-2rank --set schedule.kind=DUALPIPE --set schedule.stages=4 "
+        "--set cluster.gpus_per_node=4 --set training.microbatches=8",
+        "builtin:mlp-cpu-2rank --set schedule.kind=DUALPIPE --set training.data_parallel=2 "
+        "--set cluster.gpus_per_node=4 --set training.microbatches=4",
+        "builtin:gpt-cpu-2rank --set schedule.kind=DUALPIPE --set training.microbatches=4"),
     [](const auto& info) { return "case" + std::to_string(info.index); });
 
 }  // namespace

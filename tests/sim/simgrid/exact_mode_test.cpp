@@ -20,6 +20,13 @@ TEST_P(SimgridExact, ReproducesAnalyticTimestampsOnRandomScenarios) {
   for (int trial = 0; trial < 60; ++trial) {
     ResolvedScenario setup = testing::random_setup(rng, GetParam());
     setup.simgrid.exact = true;
+    // DualPipe's two copies of a stage may be pipeline neighbours (devices d and K-1-d), whose
+    // link then carries their gradients' ALLREDUCE beside the transfers of the next stage's
+    // backwards: contention, which SimGrid models and the analytic engine does not. Without
+    // gradients the run is contention-free.
+    if (GetParam() == proto::DUALPIPE) {
+      for (ModelLayer& layer : setup.model.layers) layer.parameter_bytes = 0;
+    }
     const Program program = build_program(setup);
     SCOPED_TRACE("trial " + std::to_string(trial) + ": " + std::to_string(program.size()) +
                  " instructions");
@@ -31,7 +38,8 @@ TEST_P(SimgridExact, ReproducesAnalyticTimestampsOnRandomScenarios) {
 INSTANTIATE_TEST_SUITE_P(Schedules, SimgridExact,
                          ::testing::Values(proto::GPIPE, proto::ONE_F_ONE_B,
                                            proto::INTERLEAVED_ONE_F_ONE_B, proto::UMPIPE,
-                                           proto::ZB_H1, proto::ZB_H2, proto::ZB_V),
+                                           proto::ZB_H1, proto::ZB_H2, proto::ZB_V,
+                                           proto::DUALPIPE),
                          [](const auto& info) { return proto::ScheduleKind_Name(info.param); });
 
 }  // namespace
