@@ -80,7 +80,8 @@ nlohmann::json SimulateRun::json() const {
 }
 
 SimulateRun run_simulation(const LoadedScenario& loaded, const SimulationOptions& options) {
-  SimulateRun run{.setup = resolve_scenario(loaded)};
+  SimulateRun run;
+  run.setup = resolve_scenario(loaded);
   const ResolvedScenario& setup = run.setup;
   if (setup.freeze.enabled && setup.freeze.measured()) {
     throw InputError(loaded.where("freeze") +
@@ -109,8 +110,9 @@ SimulateRun run_chakra_simulation(const std::string& dir, const std::string& sce
     assignments = chakra.overrides;
     assignments.insert(assignments.end(), overrides.begin(), overrides.end());
   }
-  SimulateRun run{.setup = resolve_scenario(load_scenario(source, assignments)),
-                  .from_chakra = true};
+  SimulateRun run;
+  run.setup = resolve_scenario(load_scenario(source, assignments));
+  run.from_chakra = true;
   const Program& program = chakra.program;
   const auto devices = static_cast<int32_t>(run.setup.cluster.devices.size());
   if (devices < program.num_devices) {

@@ -109,7 +109,9 @@ void check_umpipe_options(const UmpipePlanRequest& request) {
 
 UmpipePlanRun run_umpipe_plan(const LoadedScenario& loaded, const UmpipePlanRequest& request) {
   check_umpipe_options(request);
-  UmpipePlanRun run{.request = request, .setup = resolve_scenario(loaded)};
+  UmpipePlanRun run;
+  run.request = request;
+  run.setup = resolve_scenario(loaded);
   const ResolvedScenario& setup = run.setup;
   check_search_size(request, setup);
 

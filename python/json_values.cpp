@@ -23,12 +23,12 @@ py::object to_python(const nlohmann::json& value) {
     case nlohmann::json::value_t::array: {
       py::list list;
       for (const nlohmann::json& item : value) list.append(to_python(item));
-      return std::move(list);
+      return list;
     }
     case nlohmann::json::value_t::object: {
       py::dict dict;
       for (const auto& [key, item] : value.items()) dict[py::str(key)] = to_python(item);
-      return std::move(dict);
+      return dict;
     }
     case nlohmann::json::value_t::binary:
       break;

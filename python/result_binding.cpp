@@ -13,7 +13,9 @@ namespace {
 Result simulate_scenario(const Scenario& scenario, const std::string& engine, bool allow_oom,
                          int64_t max_instructions, double max_memory_gib) {
   py::gil_scoped_release release;  // the simulation is all C++ (SimGrid runs in a child)
-  SimulationOptions options{parse_engine(engine), allow_oom};
+  SimulationOptions options;
+  options.engine = parse_engine(engine);
+  options.allow_oom = allow_oom;
   if (max_instructions > 0) options.limits.max_instructions = max_instructions;
   if (max_memory_gib > 0) options.limits.max_memory_bytes = max_memory_gib * (1 << 30);
   SimulateRun run = run_simulation(*scenario.loaded, options);
@@ -30,7 +32,7 @@ py::object column(py::list values) {
       return py::none();
     }
   }();
-  if (numpy.is_none()) return std::move(values);
+  if (numpy.is_none()) return values;
   return numpy.attr("asarray")(values);
 }
 

@@ -41,6 +41,8 @@ py::object sweep(const Scenario& scenario, const py::dict& vary, int jobs,
                        .engine = engine,
                        .jobs = jobs,
                        .allow_oom = allow_oom,
+                       .shard = Shard{},
+                       .limits = ResourceLimits{},
                        .progress = false};
   nlohmann::json rows;
   {
@@ -62,6 +64,7 @@ py::object plan(const Scenario& scenario, const std::string& search, int32_t pop
                                   .threads = threads,
                                   .max_microbatches = max_microbatches,
                                   .min_gain = min_gain,
+                                  .limits = ResourceLimits{},
                                   .progress = false};
   nlohmann::json j;
   {

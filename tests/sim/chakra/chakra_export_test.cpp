@@ -191,10 +191,10 @@ TEST_P(ChakraRoundTrip, ReadsBackTheSameProgram) {
 TEST_P(ChakraRoundTrip, SimulatesToTheSameTimes) {
   const LoadedScenario loaded = load_scenario(GetParam().scenario, GetParam().overrides);
   const ResolvedScenario setup = resolve_scenario(loaded);
-  const SimulationResult direct = simulate_setup(setup, {Engine::kAnalytic, true});
+  const SimulationResult direct = simulate_setup(setup, {Engine::kAnalytic, true, ResourceLimits{}});
   TempDir dir;
   Program read = program_from_chakra(write_and_read(direct.program, dir)).program;
-  const SimulationResult replayed = simulate_program(setup, std::move(read), {Engine::kAnalytic, true});
+  const SimulationResult replayed = simulate_program(setup, std::move(read), {Engine::kAnalytic, true, ResourceLimits{}});
   EXPECT_EQ(replayed.times.start_s, direct.times.start_s);
   EXPECT_EQ(replayed.times.end_s, direct.times.end_s);
 }
@@ -334,7 +334,7 @@ TEST(ChakraImport, RunsAHandWrittenTwoRankTrace) {
   setup.training.iterations = p.iterations;
   setup.training.global_batch = p.global_batch;
   for (Engine engine : {Engine::kAnalytic, Engine::kSimgrid}) {
-    const SimulationResult r = simulate_program(setup, p, {engine, true});
+    const SimulationResult r = simulate_program(setup, p, {engine, true, ResourceLimits{}});
     std::map<std::string, std::pair<double, double>> at;
     for (int32_t i = 0; i < p.size(); ++i) {
       at[op_name(p.instructions[i].op) + std::to_string(p.instructions[i].device)] = {
