@@ -27,7 +27,7 @@ class ChakraCli : public ::testing::TestWithParam<std::string> {};
 TEST_P(ChakraCli, ExportedTracesSimulateToTheSameIterationTime) {
   TempDir dir;
   const std::string out = (dir.path() / "traces").string();
-  const std::string scenario = "builtin:quickstart --set training.data_parallel=2";
+  const std::string scenario = "builtin:quickstart --set cluster.gpus_per_node=8 --set training.data_parallel=2";
   const CliResult r = run_pipetwin("export chakra " + scenario + " -o " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("--workload-configuration=" + out + "/pipetwin"));
@@ -60,7 +60,7 @@ TEST(ChakraCliErrors, BadDirectoryIsExitCode2) {
 TEST(ChakraCliErrors, TooFewDevicesForTheRanks) {
   TempDir dir;
   const std::string out = dir.path().string();
-  ASSERT_EQ(run_pipetwin("export chakra builtin:quickstart --set training.data_parallel=2 -o " + out)
+  ASSERT_EQ(run_pipetwin("export chakra builtin:quickstart --set cluster.gpus_per_node=8 --set training.data_parallel=2 -o " + out)
                 .exit_code,
             0);
   const CliResult r =

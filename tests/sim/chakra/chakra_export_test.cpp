@@ -204,7 +204,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         Case{"builtin:quickstart", {}},
         // Data parallelism: an ALLREDUCE per stage across its replicas.
-        Case{"builtin:quickstart", {"training.data_parallel=2"}},
+        Case{"builtin:quickstart", {"cluster.gpus_per_node=8", "training.data_parallel=2"}},
         // Zero bubble: split backwards.
         Case{"builtin:quickstart", {"schedule.kind=ZB_H1"}},
         // Interleaved chunks.
@@ -222,7 +222,7 @@ TEST(ChakraExport, CasesCoverEveryNodeType) {
   std::set<int> types;
   for (const auto& [scenario, overrides] :
        std::vector<std::pair<std::string, std::vector<std::string>>>{
-           {"builtin:quickstart", {"training.data_parallel=2"}},
+           {"builtin:quickstart", {"cluster.gpus_per_node=8", "training.data_parallel=2"}},
            {"builtin:offload-gpt-a100", {"schedule.offload=prefetch_horizon: 2"}}}) {
     const ChakraWorkload w = chakra_workload(exported_program(scenario, overrides), {});
     for (const ChakraRankTrace& r : w.ranks) {
@@ -269,7 +269,7 @@ TEST(ChakraStream, IsVarintLengthDelimitedMessagesMetadataFirst) {
 
 TEST(ChakraExport, WritesTheCommGroupsOfItsCollectives) {
   const ChakraWorkload w =
-      chakra_workload(exported_program("builtin:quickstart", {"training.data_parallel=2"}), {});
+      chakra_workload(exported_program("builtin:quickstart", {"cluster.gpus_per_node=8", "training.data_parallel=2"}), {});
   // Stage s runs on devices s and s + 4.
   EXPECT_EQ(w.comm_groups.size(), 4u);
   for (const auto& [id, ranks] : w.comm_groups) {
