@@ -229,8 +229,8 @@ void run_compare(const CompareArgs& args) {
 
 }  // namespace
 
-TimelineComparison compare_or_fail(const Timeline& a, const std::string& name_a,
-                                   const Timeline& b, const std::string& name_b) {
+TimelineComparison compare_or_fail(const Timeline& a, const std::string& name_a, const Timeline& b,
+                                   const std::string& name_b) {
   TimelineComparison c = compare_timelines(a, b);
   if (c.matched == 0) {
     throw RuntimeFailure("nothing to compare: none of the " + std::to_string(c.spans_a) +

@@ -13,8 +13,8 @@ namespace pipetwin {
 
 // A is the reference, errors are B - A. Throws RuntimeFailure when no span of one has a
 // partner in the other (timelines of different programs); the names say which in messages.
-TimelineComparison compare_or_fail(const Timeline& a, const std::string& name_a,
-                                   const Timeline& b, const std::string& name_b);
+TimelineComparison compare_or_fail(const Timeline& a, const std::string& name_a, const Timeline& b,
+                                   const std::string& name_b);
 
 // The object `compare --json` prints; name_a and name_b are the "a" and "b" fields.
 nlohmann::json comparison_json(const TimelineComparison& c, const std::string& name_a,

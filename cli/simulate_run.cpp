@@ -63,8 +63,8 @@ nlohmann::json SimulateRun::json() const {
         report_json(first, compute_metrics(first.timeline, 1, setup.training.global_batch));
     j["training_time_s"] = training->training_time_s;
     j["iteration_time_s"] = training->training_time_s / iterations;
-    j["throughput_samples_per_s"] = static_cast<double>(setup.training.global_batch) *
-                                    iterations / training->training_time_s;
+    j["throughput_samples_per_s"] =
+        static_cast<double>(setup.training.global_batch) * iterations / training->training_time_s;
     j.update(freeze_run_json(training->phases, training->migrations));
     if (setup.freeze.cache_epoch_iterations > 0) j["autocache"] = autocache_json(setup, *training);
     return j;

@@ -13,9 +13,9 @@
 namespace pipetwin {
 
 struct SweepRequest {
-  std::string scenario;               // a path, builtin:NAME, or empty for the quickstart
-  std::vector<std::string> vary;      // PATH=V1,V2,...
-  std::vector<std::string> overrides; // PATH=VALUE at every point
+  std::string scenario;                // a path, builtin:NAME, or empty for the quickstart
+  std::vector<std::string> vary;       // PATH=V1,V2,...
+  std::vector<std::string> overrides;  // PATH=VALUE at every point
   std::string engine = "analytic";
   int jobs = 0;  // points at once; 0: one per available CPU
   bool allow_oom = false;

@@ -1,10 +1,11 @@
 // pipetwin.InputError (a ValueError: bad input, the message names file, line and field, as
 // the command line's exit code 2 does) and pipetwin.RuntimeFailure (a RuntimeError: the
 // input was fine but the run failed, exit code 1).
+#include "sim/spec/errors.h"
+
 #include <pybind11/pybind11.h>
 
 #include "python/bindings.h"
-#include "sim/spec/errors.h"
 
 namespace pipetwin::python {
 

@@ -42,8 +42,8 @@ ChakraProtoMsg::NodeType node_type(Op op) {
   if (is_send(op)) return ChakraProtoMsg::COMM_SEND_NODE;
   if (is_recv(op)) return ChakraProtoMsg::COMM_RECV_NODE;
   if (is_collective(op)) return ChakraProtoMsg::COMM_COLL_NODE;
-  if (is_copy(op)) return copies_to_host(op) ? ChakraProtoMsg::MEM_STORE_NODE
-                                             : ChakraProtoMsg::MEM_LOAD_NODE;
+  if (is_copy(op))
+    return copies_to_host(op) ? ChakraProtoMsg::MEM_STORE_NODE : ChakraProtoMsg::MEM_LOAD_NODE;
   return ChakraProtoMsg::COMP_NODE;
 }
 
@@ -87,7 +87,8 @@ std::optional<std::vector<int32_t>> topological_order(const Program& p) {
 namespace {
 
 // Collective groups by their devices: pg_name k (from 1) is the k-th distinct set of devices.
-std::vector<int32_t> process_groups(const Program& p, std::map<int32_t, std::vector<int32_t>>& out) {
+std::vector<int32_t> process_groups(const Program& p,
+                                    std::map<int32_t, std::vector<int32_t>>& out) {
   std::map<std::vector<int32_t>, int32_t> ids;
   std::vector<int32_t> pg(std::max(p.num_groups(), 0), 0);
   for (int32_t g = 0; g < p.num_groups(); ++g) {
@@ -211,7 +212,8 @@ ChakraWorkload chakra_workload(const Program& program, const ChakraSource& sourc
     workload.ranks[r].metadata = metadata(program, source, r);
   }
   const std::optional<std::vector<int32_t>> order = topological_order(program);
-  if (!order) throw RuntimeFailure("the program's dependencies form a cycle: it cannot be exported");
+  if (!order)
+    throw RuntimeFailure("the program's dependencies form a cycle: it cannot be exported");
   for (int32_t i : *order) {
     workload.ranks[program.instructions[i].device].nodes.push_back(make_node(program, i, pg));
   }

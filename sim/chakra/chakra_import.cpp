@@ -90,7 +90,8 @@ Instruction instruction_of(const ChakraRankTrace& trace, const Node& node, int32
       instr.bytes = required_int(attrs, "comm_size", where);
       const int64_t src = int_or(attrs, "comm_src", send ? trace.rank : -1, where);
       const int64_t dst = int_or(attrs, "comm_dst", send ? -1 : trace.rank, where);
-      instr.peer_device = checked_rank(send ? dst : src, ranks, where, send ? "comm_dst" : "comm_src");
+      instr.peer_device =
+          checked_rank(send ? dst : src, ranks, where, send ? "comm_dst" : "comm_src");
       if ((send ? src : dst) != trace.rank) {
         throw InputError(where + ": " + (send ? "comm_src " : "comm_dst ") +
                          std::to_string(send ? src : dst) + " is not this file's rank " +
@@ -138,7 +139,8 @@ Instruction instruction_of(const ChakraRankTrace& trace, const Node& node, int32
   instr.microbatch = static_cast<int32_t>(int_or(attrs, "pipetwin_microbatch", 0, where));
   instr.iteration = static_cast<int32_t>(int_or(attrs, "pipetwin_iteration", 0, where));
   const std::vector<int64_t> range = int_list(attrs, "pipetwin_range");
-  if (range.size() == 2) instr.range = {static_cast<int32_t>(range[0]), static_cast<int32_t>(range[1])};
+  if (range.size() == 2)
+    instr.range = {static_cast<int32_t>(range[0]), static_cast<int32_t>(range[1])};
   instr.compute_s = double_or(attrs, "pipetwin_compute_s", instr.compute_s);
   instr.interference_s = double_or(attrs, "pipetwin_interference_s", 0);
   instr.bytes = int_or(attrs, "pipetwin_bytes", instr.bytes, where);
@@ -165,7 +167,8 @@ ChakraProgram program_from_chakra(const std::vector<ChakraRankTrace>& ranks) {
   const bool exact = find_attr(meta, "pipetwin_devices") != nullptr;
   for (const ChakraRankTrace& trace : ranks) {
     if (exact != (find_attr(trace.metadata.attr(), "pipetwin_devices") != nullptr)) {
-      throw InputError(trace.path + ": GlobalMetadata: the files mix pipetwin's traces with others");
+      throw InputError(trace.path +
+                       ": GlobalMetadata: the files mix pipetwin's traces with others");
     }
   }
   if (exact && int_or(meta, "pipetwin_devices", 0, meta_where) != n_ranks) {
@@ -182,7 +185,7 @@ ChakraProgram program_from_chakra(const std::vector<ChakraRankTrace>& ranks) {
   // Nodes per rank in stream order: each appended to its lane's end.
   std::vector<Loaded> loaded;
   std::vector<std::unordered_map<uint64_t, int32_t>> by_id(n_ranks);  // node id -> loaded index
-  std::unordered_map<uint64_t, int32_t> by_global_id;                  // pipetwin's ids
+  std::unordered_map<uint64_t, int32_t> by_global_id;                 // pipetwin's ids
   for (const ChakraRankTrace& trace : ranks) {
     for (const Node& node : trace.nodes) {
       const Instruction instr = instruction_of(trace, node, n_ranks, exact);
@@ -224,7 +227,8 @@ ChakraProgram program_from_chakra(const std::vector<ChakraRankTrace>& ranks) {
       }
       return it->second;
     };
-    for (uint64_t id : l.node->data_deps()) builder.add_dependency(l.id, loaded[local(id, "data_deps")].id);
+    for (uint64_t id : l.node->data_deps())
+      builder.add_dependency(l.id, loaded[local(id, "data_deps")].id);
     for (uint64_t id : l.node->ctrl_deps()) {
       const int32_t dep = local(id, "ctrl_deps");
       if (dep != lane_previous[k]) builder.add_dependency(l.id, loaded[dep].id);
@@ -246,8 +250,8 @@ ChakraProgram program_from_chakra(const std::vector<ChakraRankTrace>& ranks) {
     if (!send && node.type() != ChakraProtoMsg::COMM_RECV_NODE) continue;
     const std::string where = node_where(*loaded[k].trace, node);
     const int32_t rank = loaded[k].trace->rank;
-    const int32_t peer = static_cast<int32_t>(
-        int_or(node.attr(), send ? "comm_dst" : "comm_src", -1, where));
+    const int32_t peer =
+        static_cast<int32_t>(int_or(node.attr(), send ? "comm_dst" : "comm_src", -1, where));
     const int64_t tag = int_or(node.attr(), "comm_tag", 0, where);
     const auto key = send ? std::make_tuple(rank, peer, tag) : std::make_tuple(peer, rank, tag);
     (send ? sends : recvs)[key].push_back(static_cast<int32_t>(k));
@@ -274,7 +278,8 @@ ChakraProgram program_from_chakra(const std::vector<ChakraRankTrace>& ranks) {
     if (!list.empty()) {
       const Loaded& l = loaded[list.front()];
       throw InputError(node_where(*l.trace, *l.node) + ": no COMM_SEND_NODE on rank " +
-                       std::to_string(std::get<0>(key)) + " matches it (comm_src, comm_dst, comm_tag)");
+                       std::to_string(std::get<0>(key)) +
+                       " matches it (comm_src, comm_dst, comm_tag)");
     }
   }
   // Collectives: pipetwin's own traces say their group; others, the k-th node of each
@@ -324,7 +329,8 @@ ChakraProgram program_from_chakra(const std::vector<ChakraRankTrace>& ranks) {
   }
   if (exact) {
     result.scenario_source = string_or(meta, "pipetwin_scenario_source", "");
-    if (const AttributeProto* o = find_attr(meta, "pipetwin_overrides"); o && o->has_string_list()) {
+    if (const AttributeProto* o = find_attr(meta, "pipetwin_overrides");
+        o && o->has_string_list()) {
       result.overrides.assign(o->string_list().values().begin(), o->string_list().values().end());
     }
   }

@@ -1,6 +1,5 @@
 #include "sim/chakra/chakra_stream.h"
 
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>

@@ -27,7 +27,8 @@ class ChakraCli : public ::testing::TestWithParam<std::string> {};
 TEST_P(ChakraCli, ExportedTracesSimulateToTheSameIterationTime) {
   TempDir dir;
   const std::string out = (dir.path() / "traces").string();
-  const std::string scenario = "builtin:quickstart --set cluster.gpus_per_node=8 --set training.data_parallel=2";
+  const std::string scenario =
+      "builtin:quickstart --set cluster.gpus_per_node=8 --set training.data_parallel=2";
   const CliResult r = run_pipetwin("export chakra " + scenario + " -o " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("--workload-configuration=" + out + "/pipetwin"));
@@ -60,11 +61,12 @@ TEST(ChakraCliErrors, BadDirectoryIsExitCode2) {
 TEST(ChakraCliErrors, TooFewDevicesForTheRanks) {
   TempDir dir;
   const std::string out = dir.path().string();
-  ASSERT_EQ(run_pipetwin("export chakra builtin:quickstart --set cluster.gpus_per_node=8 --set training.data_parallel=2 -o " + out)
+  ASSERT_EQ(run_pipetwin("export chakra builtin:quickstart --set cluster.gpus_per_node=8 --set "
+                         "training.data_parallel=2 -o " +
+                         out)
                 .exit_code,
             0);
-  const CliResult r =
-      run_pipetwin("simulate builtin:mlp-cpu-2rank --chakra " + out);
+  const CliResult r = run_pipetwin("simulate builtin:mlp-cpu-2rank --chakra " + out);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("the traces have 8 ranks"));
 }
@@ -75,6 +77,15 @@ TEST(ChakraCliErrors, BadScenarioIsExitCode2) {
                                    dir.path().string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("schedule.stages"));
+}
+
+TEST(ChakraCliErrors, FreezePipeRunsHaveNoSingleProgram) {
+  TempDir dir;
+  const CliResult r =
+      run_pipetwin("export chakra builtin:freezepipe-resnet18-cifar10 -o " + dir.path().string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("freeze: a FreezePipe training run changes its program"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "pipetwin.0.et"));
 }
 
 }  // namespace

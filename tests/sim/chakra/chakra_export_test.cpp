@@ -2,6 +2,8 @@
 // message: GlobalMetadata first, then Nodes), and read back with the schema they give the
 // Program's dependency graph, pairs, groups and durations exactly; traces that pipetwin did
 // not write run too; bad files are errors naming file and field.
+#include "sim/chakra/chakra_export.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -14,7 +16,6 @@
 
 #include "cli_runner.h"
 #include "sim/build_program.h"
-#include "sim/chakra/chakra_export.h"
 #include "sim/chakra/chakra_import.h"
 #include "sim/chakra/chakra_stream.h"
 #include "sim/engine.h"
@@ -27,9 +28,9 @@
 namespace pipetwin {
 namespace {
 
+using ChakraProtoMsg::Node;
 using ::testing::HasSubstr;
 using testing::TempDir;
-using ChakraProtoMsg::Node;
 
 // The Program `pipetwin export chakra` writes for a scenario.
 Program exported_program(const std::string& scenario, const std::vector<std::string>& overrides) {
@@ -75,9 +76,10 @@ TEST_P(ChakraRoundTrip, NodesFollowTheProgram) {
     const int type = is_send(instr.op)         ? ChakraProtoMsg::COMM_SEND_NODE
                      : is_recv(instr.op)       ? ChakraProtoMsg::COMM_RECV_NODE
                      : is_collective(instr.op) ? ChakraProtoMsg::COMM_COLL_NODE
-                     : is_copy(instr.op)       ? (copies_to_host(instr.op) ? ChakraProtoMsg::MEM_STORE_NODE
-                                                                           : ChakraProtoMsg::MEM_LOAD_NODE)
-                                               : ChakraProtoMsg::COMP_NODE;
+                     : is_copy(instr.op)
+                         ? (copies_to_host(instr.op) ? ChakraProtoMsg::MEM_STORE_NODE
+                                                     : ChakraProtoMsg::MEM_LOAD_NODE)
+                         : ChakraProtoMsg::COMP_NODE;
     ++instructions_of_type[type];
   }
   std::set<uint64_t> seen;
@@ -118,8 +120,9 @@ TEST_P(ChakraRoundTrip, NodesFollowTheProgram) {
 
       switch (node.type()) {
         case ChakraProtoMsg::COMP_NODE:
-          EXPECT_EQ(node.duration_micros(),
-                    static_cast<uint64_t>(std::llround((instr.compute_s + instr.interference_s) * 1e6)));
+          EXPECT_EQ(
+              node.duration_micros(),
+              static_cast<uint64_t>(std::llround((instr.compute_s + instr.interference_s) * 1e6)));
           EXPECT_EQ(attr(node, "pipetwin_compute_s").double_val(), instr.compute_s);
           break;
         case ChakraProtoMsg::COMM_SEND_NODE:
@@ -191,10 +194,12 @@ TEST_P(ChakraRoundTrip, ReadsBackTheSameProgram) {
 TEST_P(ChakraRoundTrip, SimulatesToTheSameTimes) {
   const LoadedScenario loaded = load_scenario(GetParam().scenario, GetParam().overrides);
   const ResolvedScenario setup = resolve_scenario(loaded);
-  const SimulationResult direct = simulate_setup(setup, {Engine::kAnalytic, true, ResourceLimits{}});
+  const SimulationResult direct =
+      simulate_setup(setup, {Engine::kAnalytic, true, ResourceLimits{}});
   TempDir dir;
   Program read = program_from_chakra(write_and_read(direct.program, dir)).program;
-  const SimulationResult replayed = simulate_program(setup, std::move(read), {Engine::kAnalytic, true, ResourceLimits{}});
+  const SimulationResult replayed =
+      simulate_program(setup, std::move(read), {Engine::kAnalytic, true, ResourceLimits{}});
   EXPECT_EQ(replayed.times.start_s, direct.times.start_s);
   EXPECT_EQ(replayed.times.end_s, direct.times.end_s);
 }
@@ -269,7 +274,9 @@ TEST(ChakraStream, IsVarintLengthDelimitedMessagesMetadataFirst) {
 
 TEST(ChakraExport, WritesTheCommGroupsOfItsCollectives) {
   const ChakraWorkload w =
-      chakra_workload(exported_program("builtin:quickstart", {"cluster.gpus_per_node=8", "training.data_parallel=2"}), {});
+      chakra_workload(exported_program("builtin:quickstart",
+                                       {"cluster.gpus_per_node=8", "training.data_parallel=2"}),
+                      {});
   // Stage s runs on devices s and s + 4.
   EXPECT_EQ(w.comm_groups.size(), 4u);
   for (const auto& [id, ranks] : w.comm_groups) {
