@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <filesystem>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <unordered_map>
 
 #include "sim/chakra/chakra_export.h"
+#include "sim/program/validate_program.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {
@@ -16,6 +19,10 @@ namespace {
 using ChakraProtoMsg::AttributeProto;
 using ChakraProtoMsg::Node;
 using Attrs = google::protobuf::RepeatedPtrField<AttributeProto>;
+
+// Sizes past a pebibyte are damage, not programs; below it, sums of them stay far from
+// overflowing.
+constexpr int64_t kMaxBytes = int64_t{1} << 50;
 
 std::string node_where(const ChakraRankTrace& trace, const Node& node) {
   return trace.path + ": node " + std::to_string(node.id()) +
@@ -127,7 +134,10 @@ Instruction instruction_of(const ChakraRankTrace& trace, const Node& node, int32
                        ": pipetwin runs COMP, COMM_SEND, COMM_RECV, COMM_COLL, MEM_LOAD and "
                        "MEM_STORE nodes");
   }
-  if (instr.bytes < 0) throw InputError(where + ": a negative size");
+  if (instr.bytes < 0 || instr.bytes > kMaxBytes) {
+    throw InputError(where + ": a size of " + std::to_string(instr.bytes) +
+                     " bytes (at most 2^50)");
+  }
   if (!exact) return instr;
   // pipetwin's own traces: the instruction as it was.
   Op op;
@@ -145,9 +155,44 @@ Instruction instruction_of(const ChakraRankTrace& trace, const Node& node, int32
   instr.interference_s = double_or(attrs, "pipetwin_interference_s", 0);
   instr.bytes = int_or(attrs, "pipetwin_bytes", instr.bytes, where);
   instr.stash_bytes = int_or(attrs, "pipetwin_stash_bytes", 0, where);
-  instr.collectives = static_cast<uint16_t>(int_or(attrs, "pipetwin_collectives", 1, where));
   instr.peer_device = static_cast<int32_t>(int_or(attrs, "pipetwin_peer_device", -1, where));
+  const int64_t collectives = int_or(attrs, "pipetwin_collectives", 1, where);
+  if (collectives < 1 || collectives > 65535) {
+    throw InputError(where + ": pipetwin_collectives " + std::to_string(collectives) +
+                     " is not between 1 and 65535");
+  }
+  instr.collectives = static_cast<uint16_t>(collectives);
+  for (const auto& [name, seconds] : {std::pair{"pipetwin_compute_s", instr.compute_s},
+                                      std::pair{"pipetwin_interference_s", instr.interference_s}}) {
+    if (!std::isfinite(seconds) || seconds < 0) {
+      throw InputError(where + ": " + name + " must be a finite number of seconds, at least 0");
+    }
+  }
+  if (instr.bytes < 0 || instr.stash_bytes < 0 || instr.bytes > kMaxBytes ||
+      instr.stash_bytes > kMaxBytes) {
+    throw InputError(where +
+                     ": pipetwin_bytes and pipetwin_stash_bytes must be between 0 and 2^50");
+  }
   return instr;
+}
+
+// The placement the metadata gives: every stage on devices of the traces.
+void check_layout(const Program& p, const std::string& where) {
+  const auto bad = [&](const std::string& field) {
+    throw InputError(where + ": " + field + " does not place the " + std::to_string(p.num_stages) +
+                     " stages on the " + std::to_string(p.num_devices) + " ranks");
+  };
+  if (static_cast<int32_t>(p.stage_device.size()) != p.num_stages) bad("pipetwin_stage_device");
+  if (!p.stage_replicas.empty() && static_cast<int32_t>(p.stage_replicas.size()) != p.num_stages) {
+    bad("pipetwin_stage_replicas");
+  }
+  for (int32_t s = 0; s < p.num_stages; ++s) {
+    const int32_t replicas = p.stage_replicas.empty() ? 1 : p.stage_replicas[s];
+    if (p.stage_device[s] < 0 || replicas < 1 ||
+        static_cast<int64_t>(p.stage_device[s]) + replicas > p.num_devices) {
+      bad(p.stage_replicas.empty() ? "pipetwin_stage_device" : "pipetwin_stage_replicas");
+    }
+  }
 }
 
 struct Loaded {
@@ -179,6 +224,13 @@ ChakraProgram program_from_chakra(const std::vector<ChakraRankTrace>& ranks) {
   const auto meta_int = [&](const std::string& name, int64_t fallback) {
     return static_cast<int32_t>(exact ? int_or(meta, name, fallback, meta_where) : fallback);
   };
+  for (const char* name : {"pipetwin_stages", "pipetwin_iterations", "pipetwin_global_batch",
+                           "pipetwin_tensor_parallel"}) {
+    if (exact && (int_or(meta, name, 1, meta_where) < 1 ||
+                  int_or(meta, name, 1, meta_where) > std::numeric_limits<int32_t>::max())) {
+      throw InputError(meta_where + ": " + name + " must be a positive 32-bit number");
+    }
+  }
   ProgramBuilder builder(n_ranks, meta_int("pipetwin_stages", n_ranks),
                          meta_int("pipetwin_iterations", 1), meta_int("pipetwin_global_batch", 1));
 
@@ -323,9 +375,33 @@ ChakraProgram program_from_chakra(const std::vector<ChakraRankTrace>& ranks) {
     builder.set_stage_device(stage_device);
   }
   ChakraProgram result{std::move(builder).finish(), "", {}};
+  const std::string dir = std::filesystem::path(ranks[0].path).parent_path().string();
+  const std::string traces = dir.empty() ? "the traces" : dir;
   if (!topological_order(result.program)) {
-    throw InputError(ranks[0].path + " ...: the traces' dependencies (data_deps, ctrl_deps, " +
-                     "stream order per lane, SEND before RECV) form a cycle");
+    throw InputError(traces + ": the dependencies (data_deps, ctrl_deps, file order per lane, " +
+                     "a send before its receive) form a cycle");
+  }
+  if (exact) {
+    check_layout(result.program, meta_where);
+    // Every stage runs in every iteration: more of them than nodes is damage (and the
+    // coverage check below would allocate for each).
+    if (static_cast<int64_t>(result.program.iterations) * result.program.num_stages >
+        result.program.size()) {
+      throw InputError(meta_where + ": pipetwin_iterations x pipetwin_stages exceeds the " +
+                       std::to_string(result.program.size()) + " nodes");
+    }
+    for (int64_t bytes : result.program.static_bytes) {
+      if (bytes < 0 || bytes > kMaxBytes) {
+        throw InputError(meta_where + ": pipetwin_static_bytes must be between 0 and 2^50");
+      }
+    }
+  }
+  // The checks every Program passes before it runs; pipetwin's own traces were lowered from
+  // a schedule, so their stages also cover the minibatch.
+  try {
+    exact ? validate_program(result.program) : validate_program_graph(result.program);
+  } catch (const InputError& e) {
+    throw InputError(traces + ": " + e.what());
   }
   if (exact) {
     result.scenario_source = string_or(meta, "pipetwin_scenario_source", "");
