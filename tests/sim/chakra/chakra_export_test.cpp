@@ -62,6 +62,11 @@ struct Case {
   std::vector<std::string> overrides;
 };
 
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.scenario;
+  for (const std::string& o : c.overrides) *out << " --set " << o;
+}
+
 class ChakraRoundTrip : public ::testing::TestWithParam<Case> {};
 
 // The files, read by the schema alone: one node per instruction of the rank's device,
@@ -214,7 +219,8 @@ INSTANTIATE_TEST_SUITE_P(
         // Zero bubble: split backwards.
         Case{"builtin:quickstart", {"schedule.kind=ZB_H1"}},
         // Interleaved chunks.
-        Case{"builtin:quickstart", {"schedule.virtual_stages=2", "schedule.stages=2"}},
+        Case{"builtin:quickstart",
+             {"schedule.kind=INTERLEAVED_ONE_F_ONE_B", "schedule.virtual_stages=2"}},
         // Activation offload: copies to host memory and back.
         Case{"builtin:offload-gpt-a100", {"schedule.offload=prefetch_horizon: 2"}},
         // PipeFB: stash and weights transfers.
