@@ -6,13 +6,9 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/chakra_export_run.h"
 #include "cli/cli_app.h"
 #include "cli/resource_options.h"
-#include "sim/build_program.h"
-#include "sim/chakra/chakra_export.h"
-#include "sim/exec/interference.h"
-#include "sim/scenario/resolve_scenario.h"
-#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {
@@ -25,23 +21,12 @@ struct ExportArgs {
 };
 
 void run_export_chakra(const ExportArgs& args) {
-  const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
-  const ResolvedScenario setup = resolve_scenario(loaded);
-  if (setup.freeze.enabled) {
-    throw InputError(loaded.where("freeze") +
-                     ": a FreezePipe training run changes its program at every freeze, and the "
-                     "traces hold one program: export the scenario without its freeze block");
-  }
-  check_resource_limits(setup, args.resources.limits());
-  Program program = build_program(setup);
-  apply_interference(program, setup.cluster);
-  const ChakraWorkload workload =
-      chakra_workload(program, {setup.name, args.scenario, args.overrides});
-  write_chakra_workload(workload, args.out_dir);
-  std::cout << setup.name << ": " << program.size() << " instructions on " << workload.ranks.size()
-            << " ranks written to " << args.out_dir << "/" << kChakraPrefix << ".{0.."
-            << workload.ranks.size() - 1 << "}.et"
-            << " (ASTRA-sim: --workload-configuration=" << args.out_dir << "/" << kChakraPrefix
+  const ChakraExportRun run = export_chakra(args.scenario, args.overrides, args.resources.limits());
+  write_chakra_workload(run.workload, args.out_dir);
+  const size_t ranks = run.workload.ranks.size();
+  std::cout << run.scenario_name << ": " << run.instructions << " instructions on " << ranks
+            << " ranks written to " << args.out_dir << "/" << kChakraPrefix << ".{0.." << ranks - 1
+            << "}.et (ASTRA-sim: --workload-configuration=" << args.out_dir << "/" << kChakraPrefix
             << " --comm-group-configuration=" << args.out_dir << "/comm_group.json)\n";
 }
 

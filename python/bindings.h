@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/simulate_run.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "traces/timeline.h"
 
@@ -35,9 +36,16 @@ py::object to_python(const nlohmann::json& value);
 // A Python value as the text of a --set or --vary value: True -> "true", 3 -> "3".
 std::string value_text(const py::handle& value);
 
+// The engine by name (InputError for an unknown one) and the limits (0: the default).
+SimulationOptions simulation_options(const std::string& engine, bool allow_oom,
+                                     int64_t max_instructions, double max_memory_gib);
+// What pipetwin.simulate returns for a run.
+Result make_result(const SimulateRun& run);
+
 void bind_errors(py::module_& m);
 void bind_scenario(py::module_& m);
 void bind_result(py::module_& m);
 void bind_studies(py::module_& m);
+void bind_chakra(py::module_& m);
 
 }  // namespace pipetwin::python

@@ -1,4 +1,4 @@
-// `import pipetwin`: load, simulate, sweep, plan, compare (docs/python.md).
+// `import pipetwin`: load, simulate, sweep, plan, compare, Chakra traces (docs/python.md).
 #include "python/bindings.h"
 
 PYBIND11_MODULE(pipetwin, m) {
@@ -7,4 +7,5 @@ PYBIND11_MODULE(pipetwin, m) {
   pipetwin::python::bind_scenario(m);
   pipetwin::python::bind_result(m);
   pipetwin::python::bind_studies(m);
+  pipetwin::python::bind_chakra(m);
 }

@@ -12,15 +12,10 @@ namespace {
 
 Result simulate_scenario(const Scenario& scenario, const std::string& engine, bool allow_oom,
                          int64_t max_instructions, double max_memory_gib) {
+  const SimulationOptions options =
+      simulation_options(engine, allow_oom, max_instructions, max_memory_gib);
   py::gil_scoped_release release;  // the simulation is all C++ (SimGrid runs in a child)
-  SimulationOptions options;
-  options.engine = parse_engine(engine);
-  options.allow_oom = allow_oom;
-  if (max_instructions > 0) options.limits.max_instructions = max_instructions;
-  if (max_memory_gib > 0) options.limits.max_memory_bytes = max_memory_gib * (1 << 30);
-  SimulateRun run = run_simulation(*scenario.loaded, options);
-  Timeline timeline = run.timeline();
-  return {run.json(), std::make_shared<const Timeline>(std::move(timeline))};
+  return make_result(run_simulation(*scenario.loaded, options));
 }
 
 // A column as a numpy array when numpy can be imported, else as a list.
@@ -63,6 +58,20 @@ py::dict span_columns(const Timeline& t) {
 }
 
 }  // namespace
+
+SimulationOptions simulation_options(const std::string& engine, bool allow_oom,
+                                     int64_t max_instructions, double max_memory_gib) {
+  SimulationOptions options;
+  options.engine = parse_engine(engine);
+  options.allow_oom = allow_oom;
+  if (max_instructions > 0) options.limits.max_instructions = max_instructions;
+  if (max_memory_gib > 0) options.limits.max_memory_bytes = max_memory_gib * (1 << 30);
+  return options;
+}
+
+Result make_result(const SimulateRun& run) {
+  return {run.json(), std::make_shared<const Timeline>(run.timeline())};
+}
 
 void bind_result(py::module_& m) {
   py::class_<Result>(m, "Result",

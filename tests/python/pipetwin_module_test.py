@@ -221,5 +221,43 @@ class Studies(unittest.TestCase):
         self.assertEqual(report["makespan_b_s"], simgrid.training_time_s)
 
 
+class Chakra(unittest.TestCase):
+    SET = ["cluster.gpus_per_node=8", "training.data_parallel=2"]
+
+    def test_exported_traces_equal_the_cli_export(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            ours, theirs = os.path.join(tmp, "py"), os.path.join(tmp, "cli")
+            files = pipetwin.export_chakra(pipetwin.load("builtin:quickstart", set=self.SET), ours)
+            self.assertEqual(files, [os.path.join(ours, "pipetwin.%d.et" % r) for r in range(8)])
+            args = [a for s in self.SET for a in ("--set", s)]
+            code, _, err = cli("export", "chakra", "builtin:quickstart", *args, "-o", theirs)
+            self.assertEqual(code, 0, err)
+            for name in sorted(os.listdir(theirs)):
+                with open(os.path.join(ours, name), "rb") as a, \
+                        open(os.path.join(theirs, name), "rb") as b:
+                    self.assertEqual(a.read(), b.read(), name)
+
+    def test_simulated_traces_equal_the_cli_and_the_scenario(self):
+        scenario = pipetwin.load("builtin:quickstart", set=self.SET)
+        with tempfile.TemporaryDirectory() as tmp:
+            pipetwin.export_chakra(scenario, tmp)
+            for engine in ("analytic", "simgrid"):
+                with self.subTest(engine=engine):
+                    replayed = pipetwin.simulate_chakra(tmp, engine=engine)
+                    self.assertEqual(replayed.to_dict(),
+                                     cli_json("simulate", "--chakra", tmp, "--engine", engine))
+                    self.assertEqual(replayed.iteration_time_s,
+                                     pipetwin.simulate(scenario, engine=engine).iteration_time_s)
+
+    def test_bad_directory_is_an_input_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            missing = os.path.join(tmp, "none")
+            code, _, err = cli("simulate", "--chakra", missing)
+            with self.assertRaises(pipetwin.InputError) as caught:
+                pipetwin.simulate_chakra(missing)
+            self.assertEqual(code, 2)
+            self.assertEqual("error: " + str(caught.exception) + "\n", err)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
