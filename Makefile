@@ -36,7 +36,8 @@ FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?=
 FUZZ_SEED ?= 1
 SANITIZER_CMAKE = -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
-                  -DPIPETWIN_WITH_TORCH=OFF -DPIPETWIN_WITH_CUDA=OFF
+                  -DPIPETWIN_WITH_TORCH=OFF -DPIPETWIN_WITH_CUDA=OFF \
+                  -DPIPETWIN_WITH_PYTHON=OFF
 ASAN_FLAGS = -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined \
              -fno-omit-frame-pointer
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1 \

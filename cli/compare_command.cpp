@@ -14,6 +14,7 @@
 #include "analysis/stacked_timeline.h"
 #include "analysis/timeline_comparison.h"
 #include "cli/cli_app.h"
+#include "cli/compare_report.h"
 #include "cli/text_units.h"
 #include "sim/spec/errors.h"
 #include "traces/atomic_file.h"
@@ -93,51 +94,6 @@ nlohmann::json unmatched_json(const std::vector<UnmatchedSpan>& spans) {
                     {"iteration", s.iteration}});
   }
   return list;
-}
-
-nlohmann::json comparison_json(const TimelineComparison& c, const CompareArgs& args,
-                               const std::pair<std::string, std::string>& labels, const Timeline& a,
-                               const Timeline& b) {
-  nlohmann::json worst = nlohmann::json::array(), worst_start = nlohmann::json::array();
-  for (const SpanDifference& d : c.worst_duration) worst.push_back(difference_json(d));
-  for (const SpanDifference& d : c.worst_start) worst_start.push_back(difference_json(d));
-  nlohmann::json per_op = nlohmann::json::object();
-  for (const OpComparison& op : c.per_op) {
-    per_op[op.op] = {{"matched", op.matched},
-                     {"median_duration_error_s", op.median_duration_error_s},
-                     {"median_duration_error_rel", op.median_duration_error_rel},
-                     {"median_start_error_s", op.median_start_error_s},
-                     {"total_a_s", op.total_a_s},
-                     {"total_b_s", op.total_b_s}};
-  }
-  return {{"a", args.path_a},
-          {"b", args.path_b},
-          {"label_a", labels.first},
-          {"label_b", labels.second},
-          {"source_a", a.source},
-          {"source_b", b.source},
-          {"iterations_a", c.iterations_a},
-          {"iterations_b", c.iterations_b},
-          {"makespan_a_s", c.makespan_a_s},
-          {"makespan_b_s", c.makespan_b_s},
-          {"makespan_error", c.makespan_error},
-          {"bubble_a", c.bubble_a},
-          {"bubble_b", c.bubble_b},
-          {"peak_memory", peak_memory_json(c)},
-          {"spans_a", c.spans_a},
-          {"spans_b", c.spans_b},
-          {"matched", c.matched},
-          {"unmatched_a", c.unmatched_a},
-          {"unmatched_b", c.unmatched_b},
-          {"first_unmatched_a", unmatched_json(c.first_unmatched_a)},
-          {"first_unmatched_b", unmatched_json(c.first_unmatched_b)},
-          {"duplicate_keys_a", c.duplicate_keys_a},
-          {"duplicate_keys_b", c.duplicate_keys_b},
-          {"duration_error", stats_json(c.duration_error)},
-          {"start_error", stats_json(c.start_error)},
-          {"worst", worst},
-          {"worst_start", worst_start},
-          {"per_op", per_op}};
 }
 
 std::string percent(double ratio) { return format_number("%.2f%%", 100 * ratio); }
@@ -249,14 +205,7 @@ void run_compare(const CompareArgs& args) {
   const auto labels = parse_labels(args.labels);
   const Timeline a = read_input(args.path_a);
   const Timeline b = read_input(args.path_b);
-  const TimelineComparison c = compare_timelines(a, b);
-  if (c.matched == 0) {
-    throw RuntimeFailure("nothing to compare: none of the " + std::to_string(c.spans_a) +
-                         " spans of " + args.path_a + " has a partner among the " +
-                         std::to_string(c.spans_b) + " spans of " + args.path_b +
-                         " (spans match on device, op, stage, sample range and iteration); "
-                         "they are timelines of different programs");
-  }
+  const TimelineComparison c = compare_or_fail(a, args.path_a, b, args.path_b);
   if (!args.trace_path.empty()) {
     Timeline stacked;
     try {
@@ -268,7 +217,7 @@ void run_compare(const CompareArgs& args) {
                           [&](std::ostream& out) { write_chrome_trace(stacked, out); });
   }
   if (args.json) {
-    std::cout << comparison_json(c, args, labels, a, b).dump(2) << "\n";
+    std::cout << comparison_json(c, args.path_a, args.path_b, labels, a, b).dump(2) << "\n";
   } else {
     print_comparison(std::cout, c, args, labels, a, b);
     if (!args.trace_path.empty()) {
@@ -279,6 +228,65 @@ void run_compare(const CompareArgs& args) {
 }
 
 }  // namespace
+
+TimelineComparison compare_or_fail(const Timeline& a, const std::string& name_a, const Timeline& b,
+                                   const std::string& name_b) {
+  TimelineComparison c = compare_timelines(a, b);
+  if (c.matched == 0) {
+    throw RuntimeFailure("nothing to compare: none of the " + std::to_string(c.spans_a) +
+                         " spans of " + name_a + " has a partner among the " +
+                         std::to_string(c.spans_b) + " spans of " + name_b +
+                         " (spans match on device, op, stage, sample range and iteration); "
+                         "they are timelines of different programs");
+  }
+  return c;
+}
+
+nlohmann::json comparison_json(const TimelineComparison& c, const std::string& name_a,
+                               const std::string& name_b,
+                               const std::pair<std::string, std::string>& labels, const Timeline& a,
+                               const Timeline& b) {
+  nlohmann::json worst = nlohmann::json::array(), worst_start = nlohmann::json::array();
+  for (const SpanDifference& d : c.worst_duration) worst.push_back(difference_json(d));
+  for (const SpanDifference& d : c.worst_start) worst_start.push_back(difference_json(d));
+  nlohmann::json per_op = nlohmann::json::object();
+  for (const OpComparison& op : c.per_op) {
+    per_op[op.op] = {{"matched", op.matched},
+                     {"median_duration_error_s", op.median_duration_error_s},
+                     {"median_duration_error_rel", op.median_duration_error_rel},
+                     {"median_start_error_s", op.median_start_error_s},
+                     {"total_a_s", op.total_a_s},
+                     {"total_b_s", op.total_b_s}};
+  }
+  return {{"a", name_a},
+          {"b", name_b},
+          {"label_a", labels.first},
+          {"label_b", labels.second},
+          {"source_a", a.source},
+          {"source_b", b.source},
+          {"iterations_a", c.iterations_a},
+          {"iterations_b", c.iterations_b},
+          {"makespan_a_s", c.makespan_a_s},
+          {"makespan_b_s", c.makespan_b_s},
+          {"makespan_error", c.makespan_error},
+          {"bubble_a", c.bubble_a},
+          {"bubble_b", c.bubble_b},
+          {"peak_memory", peak_memory_json(c)},
+          {"spans_a", c.spans_a},
+          {"spans_b", c.spans_b},
+          {"matched", c.matched},
+          {"unmatched_a", c.unmatched_a},
+          {"unmatched_b", c.unmatched_b},
+          {"first_unmatched_a", unmatched_json(c.first_unmatched_a)},
+          {"first_unmatched_b", unmatched_json(c.first_unmatched_b)},
+          {"duplicate_keys_a", c.duplicate_keys_a},
+          {"duplicate_keys_b", c.duplicate_keys_b},
+          {"duration_error", stats_json(c.duration_error)},
+          {"start_error", stats_json(c.start_error)},
+          {"worst", worst},
+          {"worst_start", worst_start},
+          {"per_op", per_op}};
+}
 
 void add_compare_command(CLI::App& app) {
   auto args = std::make_shared<CompareArgs>();

@@ -9,21 +9,16 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 
 #include "cli/cli_app.h"
 #include "cli/plan_pipedream.h"
 #include "cli/resource_options.h"
 #include "cli/text_units.h"
+#include "cli/umpipe_plan_run.h"
 #include "sim/scenario/loaded_scenario.h"
-#include "sim/scenario/resolve_scenario.h"
 #include "sim/scenario/scenario_writer.h"
 #include "sim/spec/errors.h"
-#include "sim/sweep/progress_bar.h"
-#include "sim/umpipe/full_model_check.h"
-#include "sim/umpipe/umpipe_search.h"
 
 namespace pipetwin {
 namespace {
@@ -43,9 +38,6 @@ struct PlanArgs {
   double min_gain = 0.05;
   ResourceOptions resources;
 };
-
-// baseline / best - 1: how much faster the plan runs than the baseline.
-double gain(double baseline_s, double best_s) { return baseline_s / best_s - 1; }
 
 std::string gain_text(double baseline_s, double best_s) {
   return format_number("%+.2f%%", 100 * gain(baseline_s, best_s));
@@ -71,24 +63,6 @@ proto::Scenario scenario_with_plan(const LoadedScenario& loaded, const UmpipeSea
   return scenario;
 }
 
-// The search holds two generations of plans, each a forward and a backward cut per stage
-// of up to --max-microbatches (default: one per sample) sizes; the full-model check
-// simulates the scenario itself.
-void check_search_size(const PlanArgs& args, const ResolvedScenario& setup) {
-  check_resource_limits(setup, args.resources.limits());
-  const double cuts = args.max_microbatches > 0 ? args.max_microbatches
-                                                : static_cast<double>(setup.training.global_batch) /
-                                                      std::max(1, setup.training.data_parallel);
-  const double bytes = 2.0 * args.population * setup.schedule.chunks() * 2 * cuts * 4;
-  if (bytes > args.resources.limits().max_memory_bytes) {
-    throw InputError("--population " + std::to_string(args.population) +
-                     ": the search would hold " +
-                     std::to_string(static_cast<long long>(bytes / (1 << 20))) +
-                     " MiB of plans, more than --max-memory; lower --population or "
-                     "--max-microbatches, or raise --max-memory");
-  }
-}
-
 void write_plan_file(const std::string& path, const LoadedScenario& loaded,
                      const UmpipeSearchResult& result, const PlanArgs& args) {
   std::string overrides;
@@ -101,54 +75,6 @@ void write_plan_file(const std::string& path, const LoadedScenario& loaded,
       std::to_string(args.seed) + overrides + "`: one iteration takes " +
       format_number("%.17g", result.best_s) + " s\n";
   write_scenario(scenario_with_plan(loaded, result), loaded, header, path);
-}
-
-nlohmann::json sizes_json(const std::vector<int32_t>& sizes) {
-  nlohmann::json list = nlohmann::json::array();
-  for (int32_t size : sizes) list.push_back(size);
-  return list;
-}
-
-nlohmann::json plan_json(const UnequalPlan& plan) {
-  nlohmann::json stages = nlohmann::json::array();
-  for (size_t s = 0; s < plan.stages.size(); ++s) {
-    stages.push_back({{"stage", s},
-                      {"forward_sizes", sizes_json(plan.stages[s].forward_sizes)},
-                      {"backward_sizes", sizes_json(plan.stages[s].backward_sizes)}});
-  }
-  return stages;
-}
-
-nlohmann::json result_json(const ResolvedScenario& setup, const UmpipeSearchResult& result,
-                           const PlanArgs& args) {
-  const UmpipeBaselineResults& b = result.baselines;
-  nlohmann::json baselines = {{"gpipe", b.gpipe_s},
-                              {"one_f_one_b", b.one_f_one_b_s},
-                              {"local_greedy", b.local_greedy_s},
-                              {"global_dp", b.global_dp.seconds}};
-  if (b.exhaustive) baselines["exhaustive"] = b.exhaustive->seconds;
-  nlohmann::json gains = nlohmann::json::object();
-  for (const auto& [name, seconds] : baselines.items()) {
-    gains[name] = gain(seconds.get<double>(), result.best_s);
-  }
-  return {{"scenario", setup.name},
-          {"search", "umpipe"},
-          {"stages", setup.schedule.stages},
-          {"global_batch", setup.training.global_batch},
-          {"microbatches", setup.training.microbatches},
-          {"best_s", result.best_s},
-          {"baselines", baselines},
-          {"gains", gains},
-          {"global_dp_microbatches", b.global_dp.microbatches},
-          {"plan", plan_json(result.best)},
-          {"local_greedy_plan", plan_json(b.local_greedy_plan)},
-          {"population", args.population},
-          {"generations", args.generations},
-          {"seed", args.seed},
-          {"max_microbatches", result.max_microbatches},
-          {"evaluations", result.dgap.evaluations},
-          {"history_s", result.dgap.history},
-          {"search_wall_s", result.search_wall_s}};
 }
 
 void print_result(std::ostream& out, const ResolvedScenario& setup,
@@ -185,18 +111,6 @@ void print_result(std::ostream& out, const ResolvedScenario& setup,
   }
 }
 
-nlohmann::json full_model_json(const FullModelChoice& choice) {
-  nlohmann::json candidates = nlohmann::json::object();
-  for (const auto& [name, seconds] : choice.candidates) {
-    candidates[name] = std::isfinite(seconds) ? nlohmann::json(seconds) : nlohmann::json(nullptr);
-  }
-  return {{"chosen", choice.chosen},
-          {"min_gain", choice.min_gain},
-          {"iteration_s", choice.seconds},
-          {"candidates_s", candidates},
-          {"plan", plan_json(choice.plan)}};
-}
-
 void print_full_model(std::ostream& out, const FullModelChoice& choice) {
   out << "\nThe scenario has dispatch gaps or interference, which the search's evaluator "
          "leaves out;\nsimulated with them (one iteration; a plan must gain "
@@ -209,6 +123,16 @@ void print_full_model(std::ostream& out, const FullModelChoice& choice) {
   }
 }
 
+UmpipePlanRequest umpipe_request(const PlanArgs& args) {
+  return {.population = args.population,
+          .generations = args.generations,
+          .seed = args.seed,
+          .threads = args.threads,
+          .max_microbatches = args.max_microbatches,
+          .min_gain = args.min_gain,
+          .limits = args.resources.limits()};
+}
+
 void run_plan(const PlanArgs& args) {
   if (args.search == "pipedream") {
     run_pipedream_plan({args.scenario, args.overrides, args.straight, args.json, args.write_plan});
@@ -218,50 +142,16 @@ void run_plan(const PlanArgs& args) {
     throw InputError("--search " + args.search + ": unknown search (available: umpipe, pipedream)");
   }
   // Options first: a typo should not wait for the scenario to load.
-  if (args.population < 2) {
-    throw InputError("nothing to search: --population must be at least 2, not " +
-                     std::to_string(args.population));
-  }
-  if (args.generations < 1) {
-    throw InputError("nothing to search: --generations must be at least 1, not " +
-                     std::to_string(args.generations));
-  }
-  if (args.threads < 0) throw InputError("--threads must not be negative");
-  if (args.max_microbatches < 0) throw InputError("--max-microbatches must not be negative");
+  const UmpipePlanRequest request = umpipe_request(args);
+  check_umpipe_options(request);
   const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
-  const ResolvedScenario setup = resolve_scenario(loaded);
-  check_search_size(args, setup);
-
-  UmpipeSearchOptions options;
-  options.dgap.population = args.population;
-  options.dgap.generations = args.generations;
-  options.dgap.seed = args.seed;
-  options.dgap.max_microbatches = args.max_microbatches;
-  options.threads = args.threads;
-  ProgressBar progress(std::cerr, static_cast<size_t>(args.generations),
-                       ProgressBar::stderr_is_terminal());
-  options.dgap.progress = [&](int32_t generation, double) {
-    progress.update(static_cast<size_t>(generation));
-  };
-  const UmpipeSearchResult result = search_umpipe(setup, options);
-  progress.clear();
-
-  // With dispatch gaps or interference, the plan written is the fastest under the full model.
-  std::optional<FullModelChoice> choice;
-  UmpipeSearchResult written = result;
-  if (evaluator_misses_model(setup)) {
-    choice = choose_with_full_model(setup, result, args.min_gain);
-    written.best = choice->plan;
-    written.best_s = choice->seconds;
-  }
-  if (!args.write_plan.empty()) write_plan_file(args.write_plan, loaded, written, args);
+  const UmpipePlanRun run = run_umpipe_plan(loaded, request);
+  if (!args.write_plan.empty()) write_plan_file(args.write_plan, loaded, run.written, args);
   if (args.json) {
-    nlohmann::json j = result_json(setup, result, args);
-    if (choice) j["full_model"] = full_model_json(*choice);
-    std::cout << j.dump(2) << "\n";
+    std::cout << run.json().dump(2) << "\n";
   } else {
-    print_result(std::cout, setup, result, args);
-    if (choice) print_full_model(std::cout, *choice);
+    print_result(std::cout, run.setup, run.result, args);
+    if (run.choice) print_full_model(std::cout, *run.choice);
     if (!args.write_plan.empty()) {
       std::cout << "\nplan written to " << args.write_plan << " (run it with: pipetwin simulate "
                 << args.write_plan << ")\n";

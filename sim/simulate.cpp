@@ -26,10 +26,16 @@ SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions&
 
 SimulationResult simulate_setup(const ResolvedScenario& setup, const SimulationOptions& options) {
   check_resource_limits(setup, options.limits);
+  Program program = build_program(setup);
+  apply_interference(program, setup.cluster);
+  return simulate_program(setup, std::move(program), options);
+}
+
+SimulationResult simulate_program(const ResolvedScenario& setup, Program program,
+                                  const SimulationOptions& options) {
   SimulationResult result;
   result.setup = setup;
-  result.program = build_program(result.setup);
-  apply_interference(result.program, result.setup.cluster);
+  result.program = std::move(program);
   result.times = execute(result.program, result.setup, options.engine);
   result.memory = memory_curve(result.program, result.times);
 

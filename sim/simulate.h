@@ -39,5 +39,9 @@ struct SimulationResult {
 SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions& options);
 // The same, from a scenario already resolved (and possibly changed in code).
 SimulationResult simulate_setup(const ResolvedScenario& setup, const SimulationOptions& options);
+// A Program built elsewhere (read from Chakra traces, interference already in its times) on
+// the setup's cluster: its devices must be the cluster's first ones.
+SimulationResult simulate_program(const ResolvedScenario& setup, Program program,
+                                  const SimulationOptions& options);
 
 }  // namespace pipetwin

@@ -1,8 +1,8 @@
 // The house's rules, checked on the source tree (docs/architecture.md draws them): every
-// #include runs down the layers proto -> traces -> sim -> analysis -> backend -> cli, and
-// inside sim from the shared vocabulary (sim/spec) up to the methods; SimGrid, LibTorch and
-// CUDA each stay in their one folder; tests mirror the source tree; code cites only files
-// of the repository.
+// #include runs down the layers proto -> traces -> sim -> analysis -> backend -> cli -> python,
+// and inside sim from the shared vocabulary (sim/spec) up to the methods; SimGrid, LibTorch and
+// CUDA each stay in their one folder; tests mirror the source tree; code cites only files of
+// the repository.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -29,6 +29,7 @@ const std::map<std::string, int>& layers() {
       {"sim/simgrid", 15},    {"sim/planner", 15},   {"sim", 16},          {"sim/freeze", 17},
       {"sim/umpipe", 17},     {"sim/fit", 18},       {"analysis", 20},     {"backend/common", 30},
       {"backend/replay", 31}, {"backend/torch", 32}, {"backend/cuda", 32}, {"cli", 40},
+      {"sim/chakra", 12},     {"python", 50},
   };
   return table;
 }
@@ -52,7 +53,7 @@ std::vector<fs::path> sources_under(const std::string& top) {
 
 std::vector<fs::path> product_sources() {
   std::vector<fs::path> files;
-  for (const char* top : {"proto", "traces", "sim", "analysis", "backend", "cli"}) {
+  for (const char* top : {"proto", "traces", "sim", "analysis", "backend", "cli", "python"}) {
     for (fs::path& file : sources_under(top)) files.push_back(std::move(file));
   }
   return files;

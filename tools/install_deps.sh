@@ -11,6 +11,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler # scenario schema, timelines
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
+  pybind11-dev python3-dev          # the Python module (python/)
   clang-14 libfuzzer-14-dev         # fuzzing (make fuzz); the sanitizer runtimes come
   libclang-rt-14-dev                #   with clang's compiler-rt, only recommended by clang-14
 )

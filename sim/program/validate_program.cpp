@@ -169,4 +169,11 @@ void validate_program(const Program& program) {
   check_acyclic(program);
 }
 
+void validate_program_graph(const Program& program) {
+  check_structure(program);
+  check_transfers(program);
+  check_collectives(program);
+  check_acyclic(program);
+}
+
 }  // namespace pipetwin

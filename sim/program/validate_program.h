@@ -11,4 +11,8 @@ namespace pipetwin {
 // Throws InputError describing the first problem found.
 void validate_program(const Program& program);
 
+// The same checks but the coverage of the minibatch, for Programs that no schedule lowered
+// (read from Chakra traces of other tools, whose nodes have no stages or sample ranges).
+void validate_program_graph(const Program& program);
+
 }  // namespace pipetwin

@@ -1,0 +1,130 @@
+// pipetwin.sweep, pipetwin.plan and pipetwin.compare: the studies built on simulate, each
+// returning what its command prints with --json.
+#include <pybind11/stl.h>
+
+#include "cli/compare_report.h"
+#include "cli/sweep_report.h"
+#include "cli/sweep_run.h"
+#include "cli/umpipe_plan_run.h"
+#include "python/bindings.h"
+#include "sim/spec/errors.h"
+#include "traces/timeline_proto_io.h"
+
+namespace pipetwin::python {
+namespace {
+
+// {path: [v1, v2, ...]} -> the --vary texts "path=v1,v2"; a value holding a comma makes
+// ';' the separator, as --vary reads it.
+std::vector<std::string> vary_texts(const py::dict& vary) {
+  std::vector<std::string> texts;
+  for (const auto& [path, values] : vary) {
+    std::vector<std::string> items;
+    if (py::isinstance<py::str>(values)) {
+      items.push_back(values.cast<std::string>());
+    } else {
+      for (const py::handle& value : values) items.push_back(value_text(value));
+    }
+    bool comma = false;
+    for (const std::string& item : items) comma = comma || item.find(',') != std::string::npos;
+    std::string text = py::str(path).cast<std::string>() + "=";
+    for (size_t i = 0; i < items.size(); ++i) text += (i ? (comma ? ";" : ",") : "") + items[i];
+    texts.push_back(text);
+  }
+  return texts;
+}
+
+py::object sweep(const Scenario& scenario, const py::dict& vary, int jobs,
+                 const std::string& engine, bool allow_oom) {
+  SweepRequest request{.scenario = scenario.source,
+                       .vary = vary_texts(vary),
+                       .overrides = scenario.overrides,
+                       .engine = engine,
+                       .jobs = jobs,
+                       .allow_oom = allow_oom,
+                       .shard = Shard{},
+                       .limits = ResourceLimits{},
+                       .progress = false};
+  nlohmann::json rows;
+  {
+    py::gil_scoped_release release;  // the points run in forked children
+    rows = sweep_json(run_sweep_grid(request).rows);
+  }
+  return to_python(rows);
+}
+
+py::object plan(const Scenario& scenario, const std::string& search, int32_t population,
+                int32_t generations, uint64_t seed, int threads, int32_t max_microbatches,
+                double min_gain) {
+  if (search != "umpipe") {
+    throw InputError("search " + search + ": unknown search for pipetwin.plan (available: umpipe)");
+  }
+  const UmpipePlanRequest request{.population = population,
+                                  .generations = generations,
+                                  .seed = seed,
+                                  .threads = threads,
+                                  .max_microbatches = max_microbatches,
+                                  .min_gain = min_gain,
+                                  .limits = ResourceLimits{},
+                                  .progress = false};
+  nlohmann::json j;
+  {
+    py::gil_scoped_release release;
+    j = run_umpipe_plan(*scenario.loaded, request).json();
+  }
+  return to_python(j);
+}
+
+// A Result's timeline, or the timeline file at a path.
+std::shared_ptr<const Timeline> timeline_of(const py::object& run, std::string& name,
+                                            const std::string& label) {
+  if (py::isinstance<Result>(run)) {
+    name = label;
+    return run.cast<const Result&>().timeline;
+  }
+  name = py::str(run).cast<std::string>();
+  try {
+    return std::make_shared<const Timeline>(read_timeline_file(name));
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw InputError(e.what());
+  }
+}
+
+py::object compare(const py::object& a, const py::object& b,
+                   const std::pair<std::string, std::string>& labels) {
+  if (labels.first.empty() || labels.second.empty() || labels.first == labels.second) {
+    throw InputError("labels: the two labels must be non-empty and different");
+  }
+  std::string name_a, name_b;
+  const std::shared_ptr<const Timeline> ta = timeline_of(a, name_a, labels.first);
+  const std::shared_ptr<const Timeline> tb = timeline_of(b, name_b, labels.second);
+  nlohmann::json j;
+  {
+    py::gil_scoped_release release;
+    const TimelineComparison c = compare_or_fail(*ta, name_a, *tb, name_b);
+    j = comparison_json(c, name_a, name_b, labels, *ta, *tb);
+  }
+  return to_python(j);
+}
+
+}  // namespace
+
+void bind_studies(py::module_& m) {
+  m.def("sweep", &sweep, py::arg("scenario"), py::arg("vary"), py::arg("jobs") = 0,
+        py::arg("engine") = "analytic", py::arg("allow_oom") = false,
+        "Simulates every point of the grid {path: [values]} over the scenario (its overrides "
+        "hold at every point), each in its own process, `jobs` at once (0: one per CPU). "
+        "Returns the rows of `pipetwin sweep --json`, fastest first.");
+  m.def("plan", &plan, py::arg("scenario"), py::arg("search") = "umpipe",
+        py::arg("population") = 256, py::arg("generations") = 100, py::arg("seed") = 1,
+        py::arg("threads") = 0, py::arg("max_microbatches") = 0, py::arg("min_gain") = 0.05,
+        "Searches a plan of unequal microbatches (UMPIPE) as `pipetwin plan --search umpipe "
+        "--json` does, and returns its object.");
+  m.def("compare", &compare, py::arg("a"), py::arg("b"),
+        py::arg("labels") = std::pair<std::string, std::string>("A", "B"),
+        "Compares two runs span by span (Results, or timeline files written by "
+        "simulate --timeline); A is the reference. Returns `pipetwin compare --json`'s object.");
+}
+
+}  // namespace pipetwin::python
