@@ -184,6 +184,7 @@ ChakraProtoMsg::GlobalMetadata metadata(const Program& p, const ChakraSource& so
   add_int64_list(m, "pipetwin_static_bytes", p.static_bytes);
   add_int64_list(m, "pipetwin_stage_device", p.stage_device);
   add_int64_list(m, "pipetwin_stage_replicas", p.stage_replicas);
+  add_int64_list(m, "pipetwin_model_stage", p.model_stage);
   add_int32(m, "pipetwin_instructions", p.size());
   add_int32(m, "pipetwin_groups", std::max(p.num_groups(), 0));
   return m;

@@ -186,7 +186,13 @@ void check_layout(const Program& p, const std::string& where) {
   if (!p.stage_replicas.empty() && static_cast<int32_t>(p.stage_replicas.size()) != p.num_stages) {
     bad("pipetwin_stage_replicas");
   }
+  if (!p.model_stage.empty() && static_cast<int32_t>(p.model_stage.size()) != p.num_stages) {
+    bad("pipetwin_model_stage");
+  }
   for (int32_t s = 0; s < p.num_stages; ++s) {
+    if (!p.model_stage.empty() && (p.model_stage[s] < 0 || p.model_stage[s] >= p.num_stages)) {
+      bad("pipetwin_model_stage");
+    }
     const int32_t replicas = p.stage_replicas.empty() ? 1 : p.stage_replicas[s];
     if (p.stage_device[s] < 0 || replicas < 1 ||
         static_cast<int64_t>(p.stage_device[s]) + replicas > p.num_devices) {
@@ -366,6 +372,7 @@ ChakraProgram program_from_chakra(const std::vector<ChakraRankTrace>& ranks) {
     builder.set_static_bytes(int_list(meta, "pipetwin_static_bytes"));
     builder.set_stage_device(list32("pipetwin_stage_device"));
     builder.set_stage_replicas(list32("pipetwin_stage_replicas"));
+    builder.set_model_stage(list32("pipetwin_model_stage"));
     builder.set_tensor_parallel(meta_int("pipetwin_tensor_parallel", 1));
     const AttributeProto* ranges = find_attr(meta, "pipetwin_show_ranges");
     builder.set_show_ranges(ranges && ranges->bool_val());

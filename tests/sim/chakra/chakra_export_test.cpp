@@ -176,6 +176,7 @@ TEST_P(ChakraRoundTrip, ReadsBackTheSameProgram) {
   EXPECT_EQ(q.static_bytes, p.static_bytes);
   EXPECT_EQ(q.stage_device, p.stage_device);
   EXPECT_EQ(q.stage_replicas, p.stage_replicas);
+  EXPECT_EQ(q.model_stage, p.model_stage);
   for (int32_t i = 0; i < p.size(); ++i) {
     const Instruction& a = p.instructions[i];
     const Instruction& b = q.instructions[i];
@@ -218,6 +219,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"builtin:quickstart", {"cluster.gpus_per_node=8", "training.data_parallel=2"}},
         // Zero bubble: split backwards.
         Case{"builtin:quickstart", {"schedule.kind=ZB_H1"}},
+        // DualPipe: two copies of each stage, their gradients summed together.
+        Case{"builtin:quickstart", {"schedule.kind=DUALPIPE", "training.microbatches=8"}},
         // Interleaved chunks.
         Case{"builtin:quickstart",
              {"schedule.kind=INTERLEAVED_ONE_F_ONE_B", "schedule.virtual_stages=2"}},
