@@ -5,48 +5,10 @@
 #include <map>
 #include <utility>
 
+#include "analysis/intervals.h"
+
 namespace pipetwin {
 namespace {
-
-using Intervals = std::vector<std::pair<double, double>>;
-
-// Sorts and merges intervals into disjoint ones, in increasing order.
-Intervals merged(Intervals intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  Intervals out;
-  for (const auto& [lo, hi] : intervals) {
-    if (hi <= lo) continue;
-    if (!out.empty() && lo <= out.back().second) {
-      out.back().second = std::max(out.back().second, hi);
-    } else {
-      out.emplace_back(lo, hi);
-    }
-  }
-  return out;
-}
-
-double total_length(const Intervals& disjoint) {
-  double sum = 0;
-  for (const auto& [lo, hi] : disjoint) sum += hi - lo;
-  return sum;
-}
-
-// The length of `a` not covered by `b` (both disjoint and sorted). Uncovered pieces are
-// summed as they are, so that with no overlap at all the result equals total_length(a).
-double uncovered_length(const Intervals& a, const Intervals& b) {
-  double sum = 0;
-  size_t k = 0;
-  for (const auto& [lo, hi] : a) {
-    while (k < b.size() && b[k].second <= lo) ++k;
-    double from = lo;
-    for (size_t j = k; j < b.size() && b[j].first < hi; ++j) {
-      if (b[j].first > from) sum += b[j].first - from;
-      from = std::max(from, b[j].second);
-    }
-    if (from < hi) sum += hi - from;
-  }
-  return sum;
-}
 
 // Spans of one device, by lane: compute, and point-to-point transfers.
 struct DeviceSpans {

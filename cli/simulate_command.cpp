@@ -1,4 +1,5 @@
 // `pipetwin simulate [SCENARIO] [--engine analytic] [--trace FILE.json] [--timeline FILE]
+//                    [--report FILE.html]
 //                    [--set PATH=VALUE]... [--json] [--allow-oom]
 //                    [--max-instructions N] [--max-memory GiB]`
 #include <iostream>
@@ -11,7 +12,9 @@
 #include "cli/freeze_report.h"
 #include "cli/report.h"
 #include "cli/resource_options.h"
-#include "cli/text_units.h"
+#include "report/freeze_page.h"
+#include "report/html_page.h"
+#include "report/text_units.h"
 #include "sim/freeze/training_run.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/simulate.h"
@@ -26,6 +29,7 @@ struct SimulateArgs {
   std::string engine = "analytic";
   std::string trace_path;
   std::string timeline_path;
+  std::string report_path;
   std::vector<std::string> overrides;
   bool json = false;
   bool allow_oom = false;
@@ -85,6 +89,16 @@ void run_training(const SimulateArgs& args, const ResolvedScenario& setup) {
   const TrainingRun run = simulate_training(setup, simulation_options(args));
   write_run_files(run.overview, args.trace_path, args.timeline_path);
   const int32_t iterations = setup.training.iterations;
+  if (!args.report_path.empty()) {
+    HtmlPage page(setup.name + ": pipetwin report", setup.name + ": FreezePipe over " +
+                                                        std::to_string(iterations) +
+                                                        " iterations, engine " + args.engine);
+    add_freeze_sections(page, run,
+                        {{"training time", format_seconds(run.training_time_s)},
+                         {"phases", std::to_string(run.phases.size())},
+                         {"migrations", std::to_string(run.migrations.size())}});
+    write_html_report(args.report_path, page);
+  }
   if (args.json) {
     const SimulationResult& first = run.first_phase;
     nlohmann::json j =
@@ -107,6 +121,7 @@ void run_training(const SimulateArgs& args, const ResolvedScenario& setup) {
 }
 
 void run_simulate(const SimulateArgs& args) {
+  if (!args.report_path.empty()) check_report_path(args.report_path);
   const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
   const ResolvedScenario setup = resolve_scenario(loaded);
   if (setup.freeze.enabled && setup.freeze.measured()) {
@@ -123,6 +138,15 @@ void run_simulate(const SimulateArgs& args) {
                    : compute_metrics(result.timeline, result.setup.training.iterations,
                                      result.setup.training.global_batch);
   write_run_files(result.timeline, args.trace_path, args.timeline_path);
+  if (!args.report_path.empty()) {
+    std::vector<std::string> notes;
+    if (extrapolated) {
+      notes.push_back("Steady state: " + std::to_string(extrapolated->simulated_iterations) +
+                      " iterations simulated, every further one adds what the last one added "
+                      "(the charts show the simulated ones).");
+    }
+    write_run_report(args.report_path, result, metrics, notes);
+  }
   if (args.json) {
     nlohmann::json j = report_json(result, metrics);
     j.update(pipeline_versions_json(result));
@@ -144,6 +168,9 @@ void run_simulate(const SimulateArgs& args) {
       std::cout << "\ntrace written to " << args.trace_path
                 << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
     }
+    if (!args.report_path.empty()) {
+      std::cout << "\nreport written to " << args.report_path << " (open it in a browser)\n";
+    }
   }
 }
 
@@ -158,6 +185,8 @@ void add_simulate_command(CLI::App& app) {
       ->default_val("analytic");
   cmd->add_option("--trace", args->trace_path, "write a Chrome/Perfetto trace (JSON)");
   cmd->add_option("--timeline", args->timeline_path, "write the timeline (protobuf)");
+  cmd->add_option("--report", args->report_path,
+                  "write a self-contained HTML report with plots (docs/reports.md)");
   cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");
   cmd->add_flag("--json", args->json, "print one JSON object instead of the table");
   cmd->add_flag("--allow-oom", args->allow_oom, "report devices out of memory instead of failing");

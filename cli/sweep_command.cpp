@@ -1,6 +1,6 @@
 // `pipetwin sweep [SCENARIO] --vary PATH=V1,V2,... [--vary ...] [--set PATH=VALUE]...
 //                 [--engine analytic|simgrid] [--json] [--csv FILE] [-j N] [--allow-oom]
-//                 [--shard K/N]`
+//                 [--shard K/N] [--report FILE.html]`
 // `pipetwin sweep merge A.csv B.csv ... -o ALL.csv` joins the CSVs of the shards.
 //
 // Runs every point of the cartesian product of the --vary lists, each in its own child
@@ -16,6 +16,8 @@
 #include "cli/resource_options.h"
 #include "cli/sweep_merge.h"
 #include "cli/sweep_report.h"
+#include "report/html_page.h"
+#include "report/sweep_page.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/simulate.h"
 #include "sim/spec/errors.h"
@@ -36,6 +38,7 @@ struct SweepArgs {
   std::vector<std::string> overrides;
   std::string engine = "analytic";
   std::string csv_path;
+  std::string report_path;
   int jobs = 0;  // 0: one per available CPU
   bool json = false;
   bool allow_oom = false;
@@ -126,6 +129,7 @@ PointResult collect(const ChildExit& exit) {
 
 void run_sweep(const SweepArgs& args) {
   if (args.vary.empty()) throw InputError("--vary is required: the fields to vary, PATH=V1,V2,...");
+  if (!args.report_path.empty()) check_report_path(args.report_path);
   std::vector<std::string> paths;
   int64_t grid_points = 0;
   std::vector<PreparedPoint> prepared = prepare_points(args, paths, grid_points);
@@ -148,11 +152,21 @@ void run_sweep(const SweepArgs& args) {
     write_file_atomically(args.csv_path,
                           [&](std::ostream& out) { write_sweep_csv(out, paths, rows); });
   }
+  if (!args.report_path.empty()) {
+    std::string varied;
+    for (const std::string& path : paths) varied += (varied.empty() ? "" : ", ") + path;
+    HtmlPage page(
+        "pipetwin sweep: " + (args.scenario.empty() ? "quickstart" : args.scenario),
+        std::to_string(rows.size()) + " points varying " + varied + ", engine " + args.engine);
+    add_sweep_sections(page, paths, rows);
+    write_html_report(args.report_path, page);
+  }
   if (args.json) {
     std::cout << sweep_json(rows).dump(2) << "\n";
   } else {
     print_sweep_table(std::cout, paths, rows);
     if (!args.csv_path.empty()) std::cout << "\nCSV written to " << args.csv_path << "\n";
+    if (!args.report_path.empty()) std::cout << "report written to " << args.report_path << "\n";
   }
   const auto failed = std::count_if(rows.begin(), rows.end(),
                                     [](const SweepRow& row) { return row.result.failed(); });
@@ -183,6 +197,8 @@ void add_sweep_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   add_resource_options(cmd, &args->resources);
   cmd->add_option("--csv", args->csv_path, "also write the rows as CSV (after every point ran)");
+  cmd->add_option("--report", args->report_path,
+                  "write a self-contained HTML report: a chart per metric and varied field");
   cmd->add_option("-j,--jobs", args->jobs, "points run at once (default: the number of CPUs)")
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--json", args->json, "print a JSON array of points instead of the table");

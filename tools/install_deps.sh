@@ -13,6 +13,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev
   clang-14 libfuzzer-14-dev         # fuzzing (make fuzz); the sanitizer runtimes come
   libclang-rt-14-dev                #   with clang's compiler-rt, only recommended by clang-14
+  chromium                          # the HTML reports' browser tests (headless)
 )
 
 missing=()
