@@ -45,6 +45,17 @@ void derive_rates(RunMetrics& run, double iterations, int64_t samples_per_iterat
   }
 }
 
+SpanExtent span_extent(const Timeline& timeline) {
+  if (timeline.spans.empty()) return {};
+  SpanExtent extent{std::numeric_limits<double>::infinity(),
+                    -std::numeric_limits<double>::infinity()};
+  for (const Span& span : timeline.spans) {
+    extent.first_s = std::min(extent.first_s, span.start_s);
+    extent.last_s = std::max(extent.last_s, span.end_s);
+  }
+  return extent;
+}
+
 RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
                            int64_t samples_per_iteration) {
   RunMetrics run;
@@ -54,11 +65,7 @@ RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
     run.devices.push_back({device.id, device.name});
   }
   std::vector<DeviceSpans> device_spans(run.devices.size());
-  double first = std::numeric_limits<double>::infinity();
-  double last = -std::numeric_limits<double>::infinity();
   for (const Span& span : timeline.spans) {
-    first = std::min(first, span.start_s);
-    last = std::max(last, span.end_s);
     const auto found = index.find(span.device);
     if (found == index.end()) continue;
     if (span.lane == "compute") {
@@ -76,7 +83,8 @@ RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
   }
   if (timeline.spans.empty()) return run;
 
-  run.makespan_s = last - first;
+  const SpanExtent extent = span_extent(timeline);
+  run.makespan_s = extent.last_s - extent.first_s;
   derive_rates(run, iterations, samples_per_iteration);
   return run;
 }

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "analysis/intervals.h"
+#include "analysis/metrics.h"
 
 namespace pipetwin {
 namespace {
@@ -31,11 +32,7 @@ std::vector<DeviceTimeBreakdown> time_breakdown(const Timeline& timeline) {
   }
   if (timeline.spans.empty()) return out;
   std::vector<DeviceLanes> lanes(out.size());
-  double first = std::numeric_limits<double>::infinity();
-  double last = -std::numeric_limits<double>::infinity();
   for (const Span& span : timeline.spans) {
-    first = std::min(first, span.start_s);
-    last = std::max(last, span.end_s);
     const auto found = index.find(span.device);
     if (found == index.end()) continue;
     DeviceLanes& lane = lanes[found->second];
@@ -51,7 +48,8 @@ std::vector<DeviceTimeBreakdown> time_breakdown(const Timeline& timeline) {
       lane.comm.emplace_back(span.start_s, span.end_s);
     }
   }
-  const Intervals whole = {{first, last}};
+  const SpanExtent extent = span_extent(timeline);
+  const Intervals whole = {{extent.first_s, extent.last_s}};
   for (size_t k = 0; k < out.size(); ++k) {
     DeviceLanes& lane = lanes[k];
     const Intervals compute = merged(std::move(lane.compute));

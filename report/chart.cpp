@@ -10,7 +10,7 @@
 namespace pipetwin {
 namespace {
 
-constexpr double kLeft = 78, kRight = 16, kTop = 26, kBottom = 40, kLegendRow = 16;
+constexpr double kLeft = 78, kRight = 16, kTop = 38, kBottom = 40, kLegendRow = 16;
 
 // Round tick positions covering [lo, hi]: 1, 2 or 5 times a power of ten apart; for bytes,
 // of the binary unit the labels use (GiB, MiB).
@@ -47,7 +47,13 @@ struct Range {
   }
   void settle(bool from_zero) {
     if (lo > hi) lo = hi = 0;
-    if (from_zero) lo = std::min(lo, 0.0);
+    if (from_zero) {
+      lo = std::min(lo, 0.0);
+    } else {  // a margin around the values
+      const double pad = hi > lo ? (hi - lo) * 0.05 : std::abs(lo) * 0.05;
+      lo -= pad;
+      hi += pad;
+    }
     if (hi == lo) hi = lo + (lo == 0 ? 1 : std::abs(lo) * 0.1);
   }
 };
@@ -90,7 +96,7 @@ std::string render_line_chart(const LineChart& chart) {
     x.hi = static_cast<double>(chart.x_categories.size()) - 0.5;
   }
   x.settle(false);
-  y.settle(true);
+  y.settle(chart.y_from_zero);
   // Legend entries in columns wide enough for the longest name.
   size_t longest = 1;
   for (const LineSeries& s : chart.series) longest = std::max(longest, s.name.size());
@@ -111,7 +117,7 @@ std::string render_line_chart(const LineChart& chart) {
     svg.raw(" data-" + name + "=\"" + escape_xml(value) + "\"");
   }
   svg.raw(">");
-  svg.text(kLeft, 16, chart.title, "title");
+  svg.text(kLeft, 14, chart.title, "title");
   for (double t : ticks(y.lo, y.hi, chart.y_unit)) {
     svg.line(kLeft, sy(t), kLeft + plot_w, sy(t), "grid");
     svg.text(kLeft - 6, sy(t) + 4, format_value(t, chart.y_unit), "tick end");
@@ -130,14 +136,15 @@ std::string render_line_chart(const LineChart& chart) {
   svg.line(kLeft, kTop + plot_h, kLeft + plot_w, kTop + plot_h, "axis");
   svg.line(kLeft, kTop, kLeft, kTop + plot_h, "axis");
   svg.text(kLeft + plot_w / 2, kTop + plot_h + 32, chart.x_label, "label middle");
-  svg.text(kLeft, kTop - 4, chart.y_label, "label");
+  svg.text(kLeft, kTop - 10, chart.y_label, "label");
   for (const auto& [value, label] : chart.hlines) {
     svg.line(kLeft, sy(value), kLeft + plot_w, sy(value), "ref");
     svg.text(kLeft + plot_w - 4, sy(value) - 4, label, "note end");
   }
   for (const auto& [value, label] : chart.vlines) {
     svg.line(sx(value), kTop, sx(value), kTop + plot_h, "ref");
-    svg.text(sx(value) + 3, kTop + 10, label, "note");
+    // Many would overlap: the caller then lists them.
+    if (chart.vlines.size() <= 4) svg.text(sx(value) + 3, kTop + 10, label, "note");
   }
   for (size_t k = 0; k < chart.series.size(); ++k) {
     const LineSeries& s = chart.series[k];
@@ -184,7 +191,7 @@ std::string render_line_chart(const LineChart& chart) {
 
 std::string render_bar_chart(const std::string& title, const std::vector<Bar>& bars, Unit unit,
                              const std::string& css_class) {
-  constexpr double kWidth = 760, kRow = 24, kLabel = 260, kValue = 170;
+  constexpr double kWidth = 960, kRow = 24, kLabel = 260, kValue = 300;
   const double height = kTop + kRow * static_cast<double>(bars.size()) + 10;
   double top = 0;
   for (const Bar& bar : bars) {

@@ -41,6 +41,7 @@ struct LineChart {
   std::vector<std::pair<double, std::string>> hlines;  // reference lines (y, label)
   std::vector<std::pair<double, std::string>> vlines;  // (x, label)
   std::vector<ChartMarker> markers;
+  bool y_from_zero = true;
   double width = 760;
   double height = 280;
 };

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/intervals.h"
+#include "analysis/metrics.h"
 #include "report/chart.h"
 #include "report/svg.h"
 #include "report/text_units.h"
@@ -104,15 +105,9 @@ class Strip {
 
 GanttOptions gantt_options_for(const Timeline& timeline) {
   GanttOptions options;
-  if (timeline.spans.empty()) return options;
-  double first = std::numeric_limits<double>::infinity();
-  double last = -std::numeric_limits<double>::infinity();
-  for (const Span& s : timeline.spans) {
-    first = std::min(first, s.start_s);
-    last = std::max(last, s.end_s);
-  }
-  options.origin_s = first;
-  options.span_s = last - first;
+  const SpanExtent extent = span_extent(timeline);
+  options.origin_s = extent.first_s;
+  options.span_s = extent.last_s - extent.first_s;
   return options;
 }
 

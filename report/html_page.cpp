@@ -40,7 +40,8 @@ svg .series.s0,svg .series.s1,svg .series.s2,svg .series.s3,svg .series.s4,svg .
 .bk0{fill:#4e79a7}.bk1{fill:#a0cbe8}.bk2{fill:#e15759}.bk3{fill:#f1ce63}.bk4{fill:#d4d4d4}
 .bar{fill:#a0cbe8}.bar.hi{fill:#4e79a7}
 .heat text{font-size:11px}.box{fill:#a0cbe8;stroke:#4e79a7}.whisker{stroke:#4e79a7}.median{stroke:#1d2433;stroke-width:2}
-.stage{fill:#f3f5f8;stroke:#99a}.replica{fill:#a0cbe8;stroke:#4e79a7}.arrow{stroke:#566;stroke-width:1.5}
+.stage-box{fill:#f3f5f8;stroke:#99a}.replica{fill:#a0cbe8;stroke:#4e79a7}.arrow{stroke:#566;stroke-width:1.5}.arrowhead{fill:#566}
+.charts{display:flex;flex-wrap:wrap;gap:4px 16px}.heat .light{fill:#fff}
 .legend{display:flex;flex-wrap:wrap;gap:12px;font-size:12px;color:#445;margin:4px 0}
 .legend svg{display:inline;vertical-align:middle;margin:0}
 #tip{position:absolute;display:none;background:#1d2433;color:#fff;padding:3px 7px;border-radius:4px;font-size:12px;pointer-events:none;white-space:nowrap;z-index:9}

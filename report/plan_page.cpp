@@ -97,6 +97,7 @@ void add_umpipe_sections(HtmlPage& page, const UmpipeSearchResult& result, int32
   convergence.x_label = "generation";
   convergence.y_label = "iteration time";
   convergence.y_unit = Unit::kSeconds;
+  convergence.y_from_zero = false;
   LineSeries best{"DGAP's best plan so far", {}, false};
   for (size_t g = 0; g < result.dgap.history.size(); ++g) {
     if (std::isfinite(result.dgap.history[g])) {
@@ -148,7 +149,7 @@ void add_pipedream_sections(HtmlPage& page, const ResolvedScenario& setup,
   for (const PlannedStage& stage : plan.stages) most = std::max(most, stage.devices.size());
   const double box_h = 12 + kReplicaH * static_cast<double>(most);
   const double width = 20 + (kStageW + kGap) * static_cast<double>(plan.stages.size());
-  SvgWriter svg(std::max(width, 400.0), kTop + box_h + 20, "pipedream");
+  SvgWriter svg(std::max(width, 560.0), kTop + box_h + 20, "pipedream");
   svg.text(10, 16, "Stages left to right; a box per replica, each on its device", "title");
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     const PlannedStage& stage = plan.stages[s];
@@ -160,7 +161,7 @@ void add_pipedream_sections(HtmlPage& page, const ResolvedScenario& setup,
              "stage " + std::to_string(s) + ": layers " + layer_ranges_text(stage.layers),
              "legend");
     svg.text(x, kTop - 14, format_seconds(stage.cost.time_s) + " per microbatch", "note");
-    svg.rect(x, kTop, kStageW, box_h, "stage");
+    svg.rect(x, kTop, kStageW, box_h, "stage-box");
     for (size_t r = 0; r < stage.devices.size(); ++r) {
       const double y = kTop + 6 + kReplicaH * static_cast<double>(r);
       const std::string device = setup.cluster.devices[stage.devices[r]].name;

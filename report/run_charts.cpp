@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/metrics.h"
 #include "report/chart.h"
 #include "report/html_page.h"
 #include "report/svg.h"
@@ -15,20 +16,6 @@ namespace pipetwin {
 namespace {
 
 constexpr int kColumns = 600;
-
-struct Window {
-  double origin = 0, end = 0;
-};
-
-Window window_of(const Timeline& timeline) {
-  Window w{std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
-  for (const Span& s : timeline.spans) {
-    w.origin = std::min(w.origin, s.start_s);
-    w.end = std::max(w.end, s.end_s);
-  }
-  if (timeline.spans.empty()) w = {0, 0};
-  return w;
-}
 
 // Samples of each counter, in time order, relative to the window's origin.
 using Samples = std::vector<std::pair<double, double>>;
@@ -42,11 +29,12 @@ std::string exact(double value) {
 }  // namespace
 
 std::string render_memory_chart(const Timeline& timeline, const MemoryChartInput& input) {
-  const Window w = window_of(timeline);
+  const SpanExtent extent = span_extent(timeline);
+  const double origin = extent.first_s, end = extent.last_s;
   std::map<int32_t, Samples> memory;
   for (const Counter& c : timeline.counters) {
     if (c.link < 0 && c.name == "memory_bytes")
-      memory[c.device].emplace_back(c.time_s - w.origin, c.value);
+      memory[c.device].emplace_back(c.time_s - origin, c.value);
   }
   if (memory.empty()) return "";
   struct Device {
@@ -89,11 +77,11 @@ std::string render_memory_chart(const Timeline& timeline, const MemoryChartInput
   for (const Device& d : shown) {
     const Samples& samples = *d.samples;
     Samples points = samples;
-    if (!points.empty() && w.end - w.origin > points.back().first) {
-      points.emplace_back(w.end - w.origin, points.back().second);
+    if (!points.empty() && end - origin > points.back().first) {
+      points.emplace_back(end - origin, points.back().second);
     }
     chart.series.push_back(
-        {d.device->name, downsample_max(points, 0, w.end - w.origin, kColumns), true});
+        {d.device->name, downsample_max(points, 0, end - origin, kColumns), true});
     const auto at_peak = std::find_if(samples.begin(), samples.end(),
                                       [&](const auto& s) { return s.second == d.peak; });
     std::string label = d.device->name + " peak " + format_gib(d.peak) + " GiB";
@@ -120,10 +108,11 @@ std::string render_memory_chart(const Timeline& timeline, const MemoryChartInput
 }
 
 std::string render_link_chart(const Timeline& timeline, size_t busiest) {
-  const Window w = window_of(timeline);
+  const SpanExtent extent = span_extent(timeline);
+  const double origin = extent.first_s, end = extent.last_s;
   std::map<int32_t, Samples> utilization;
   for (const Counter& c : timeline.counters) {
-    if (c.link >= 0) utilization[c.link].emplace_back(c.time_s - w.origin, c.value);
+    if (c.link >= 0) utilization[c.link].emplace_back(c.time_s - origin, c.value);
   }
   if (utilization.empty()) return "";
   std::map<int32_t, std::string> names;
@@ -134,7 +123,7 @@ std::string render_link_chart(const Timeline& timeline, size_t busiest) {
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     double time = 0;
     for (size_t i = 0; i < samples.size(); ++i) {
-      const double next = i + 1 < samples.size() ? samples[i + 1].first : w.end - w.origin;
+      const double next = i + 1 < samples.size() ? samples[i + 1].first : end - origin;
       if (samples[i].second > 0) time += std::max(0.0, next - samples[i].first);
     }
     busy.emplace_back(time, link);
@@ -152,11 +141,11 @@ std::string render_link_chart(const Timeline& timeline, size_t busiest) {
   for (const auto& [time, link] : busy) {
     const std::string name = names.count(link) ? names[link] : "link" + std::to_string(link);
     Samples points = utilization[link];
-    if (!points.empty() && w.end - w.origin > points.back().first) {
-      points.emplace_back(w.end - w.origin, points.back().second);
+    if (!points.empty() && end - origin > points.back().first) {
+      points.emplace_back(end - origin, points.back().second);
     }
     chart.series.push_back({name + " (busy " + format_seconds(time) + ")",
-                            downsample_max(points, 0, w.end - w.origin, kColumns), true});
+                            downsample_max(points, 0, end - origin, kColumns), true});
   }
   return render_line_chart(chart);
 }

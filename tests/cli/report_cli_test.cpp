@@ -17,19 +17,13 @@ using testing::read_all;
 using testing::run_pipetwin;
 using testing::TempDir;
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 TEST(ReportCli, SimulateReportsTheTextReportsHeadline) {
   const TempDir dir;
   const auto report = dir.path() / "quickstart.html";
   const CliResult r = run_pipetwin("simulate --report " + report.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string html = read_all(report);
-  EXPECT_EQ(count(html, "class=\"lane\""), 4u);
+  EXPECT_EQ(testing::count_of(html, "class=\"lane\""), 4u);
   for (const char* label : {"iteration time", "training time", "throughput", "bubble"}) {
     const std::regex line(std::string("\n") + label + " +([^\n]+)\n");
     std::smatch match;
@@ -57,16 +51,16 @@ TEST(ReportCli, CompareAndReportReadSavedTimelines) {
   CliResult r = run_pipetwin("compare " + a + " " + a + " --labels sim,again --report " + compared);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string html = read_all(compared);
-  EXPECT_EQ(count(html, "class=\"gantt\""), 2u);
-  EXPECT_EQ(count(html, "class=\"lane\""), 8u);
+  EXPECT_EQ(testing::count_of(html, "class=\"gantt\""), 2u);
+  EXPECT_EQ(testing::count_of(html, "class=\"lane\""), 8u);
   EXPECT_THAT(html, HasSubstr("<b>+0.00%</b><span>makespan again vs sim</span>"));
 
   const std::string both = (dir.path() / "both.html").string();
   r = run_pipetwin("report " + a + " " + b + " -o " + both);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   html = read_all(both);
-  EXPECT_EQ(count(html, "class=\"gantt\""), 2u);
-  EXPECT_EQ(count(html, "class=\"chart breakdown\""), 2u);
+  EXPECT_EQ(testing::count_of(html, "class=\"gantt\""), 2u);
+  EXPECT_EQ(testing::count_of(html, "class=\"chart breakdown\""), 2u);
 
   r = run_pipetwin("report " + (dir.path() / "missing.timeline").string() + " -o " + both);
   EXPECT_EQ(r.exit_code, 2);
@@ -81,8 +75,8 @@ TEST(ReportCli, SweepChartsEveryMetricAgainstEveryVariedField) {
       report);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string html = read_all(report);
-  EXPECT_EQ(count(html, "class=\"chart sweep\""), 4u * 2);
-  EXPECT_EQ(count(html, "<td>ok</td>"), 4u);
+  EXPECT_EQ(testing::count_of(html, "class=\"chart sweep\""), 4u * 2);
+  EXPECT_EQ(testing::count_of(html, "<td>ok</td>"), 4u);
 }
 
 TEST(ReportCli, PlanReportsUmpipeAndPipedream) {
@@ -92,14 +86,15 @@ TEST(ReportCli, PlanReportsUmpipeAndPipedream) {
       "plan --search umpipe --population 8 --generations 3 --threads 1 --report " + umpipe);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string html = read_all(umpipe);
-  EXPECT_EQ(count(html, "class=\"chart convergence\""), 1u);
-  EXPECT_EQ(count(html, "class=\"stage-row\""), 2u * 4);  // 4 stages, forward and backward
+  EXPECT_EQ(testing::count_of(html, "class=\"chart convergence\""), 1u);
+  EXPECT_EQ(testing::count_of(html, "class=\"stage-row\""),
+            2u * 4);  // 4 stages, forward and backward
 
   const std::string pipedream = (dir.path() / "pipedream.html").string();
   r = run_pipetwin("plan --search pipedream --report " + pipedream);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   html = read_all(pipedream);
-  EXPECT_GE(count(html, "<g class=\"stage\""), 1u);
+  EXPECT_GE(testing::count_of(html, "<g class=\"stage\""), 1u);
 }
 
 }  // namespace

@@ -57,12 +57,6 @@ Browsed browse(const std::string& chromium, const fs::path& page, const std::str
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_all(out), read_all(err)};
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 class Browser : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Browser, LoadsWithoutErrorsShowsItsLanesAndIsNotBlank) {
@@ -79,7 +73,7 @@ TEST_P(Browser, LoadsWithoutErrorsShowsItsLanesAndIsNotBlank) {
       << "the page's script did not run to its end";
   EXPECT_EQ(dumped.dom.find("data-js-error"), std::string::npos) << dumped.dom.substr(0, 2000);
   EXPECT_EQ(dumped.log.find("Uncaught"), std::string::npos) << dumped.log;
-  EXPECT_EQ(count(dumped.dom, "class=\"lane\""),
+  EXPECT_EQ(testing::count_of(dumped.dom, "class=\"lane\""),
             static_cast<size_t>(testing::sample_lanes().at(kind)));
 
   const fs::path shot = dir.path() / "shot.png";

@@ -17,48 +17,43 @@ namespace {
 
 using testing::TempDir;
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 TEST(SweepReport, OneChartPerMetricAndVariedField) {
   const std::string html = testing::sweep_report_html();
-  EXPECT_EQ(count(html, "class=\"chart sweep\""), kSweepMetrics * 2);
+  EXPECT_EQ(testing::count_of(html, "class=\"chart sweep\""), kSweepMetrics * 2);
   for (const char* field : {"training.microbatches", "schedule.kind"}) {
-    EXPECT_EQ(count(html, std::string("data-field=\"") + field + "\""), kSweepMetrics) << field;
+    EXPECT_EQ(testing::count_of(html, std::string("data-field=\"") + field + "\""), kSweepMetrics)
+        << field;
   }
   // The table below: a row per point, as the text table has them.
-  EXPECT_EQ(count(html, "<td>ok</td>"), 6u);
+  EXPECT_EQ(testing::count_of(html, "<td>ok</td>"), 6u);
 }
 
 TEST(PlanReport, HeatMapsHaveARowPerStageAndTheDiagramAStagePerPlannedStage) {
   const std::string html = testing::plan_report_html();
-  EXPECT_EQ(count(html, "class=\"stage-row\""), 3u * 2);  // forward and backward
-  EXPECT_EQ(count(html, "class=\"chart convergence\""), 1u);
+  EXPECT_EQ(testing::count_of(html, "class=\"stage-row\""), 3u * 2);  // forward and backward
+  EXPECT_EQ(testing::count_of(html, "class=\"chart convergence\""), 1u);
   EXPECT_NE(html.find("UMPIPE plan"), std::string::npos);
   const ResolvedScenario setup = resolve_scenario(load_scenario("", {}));
   const PipedreamPlan plan = plan_pipedream(planner_problem(setup));
-  EXPECT_EQ(count(html, "<g class=\"stage\""), plan.stages.size());
+  EXPECT_EQ(testing::count_of(html, "<g class=\"stage\""), plan.stages.size());
   size_t replicas = 0;
   for (const PlannedStage& stage : plan.stages) replicas += stage.devices.size();
-  EXPECT_EQ(count(html, "class=\"replica\""), replicas);
+  EXPECT_EQ(testing::count_of(html, "class=\"replica\""), replicas);
 }
 
 TEST(CompareReport, ADistributionPerOp) {
   const SimulationResult quickstart = testing::simulated_quickstart();
   const std::string html = testing::compare_report_html(quickstart.timeline);
   const TimelineComparison c = compare_timelines(quickstart.timeline, quickstart.timeline);
-  EXPECT_EQ(count(html, "class=\"op-errors\""), c.per_op.size());
-  EXPECT_EQ(count(html, "class=\"gantt\""), 2u);
+  EXPECT_EQ(testing::count_of(html, "class=\"op-errors\""), c.per_op.size());
+  EXPECT_EQ(testing::count_of(html, "class=\"gantt\""), 2u);
 }
 
 TEST(FreezeReport, ABarPerPhaseAndTheMigrations) {
   const std::string html = testing::freeze_report_html(testing::simulated_quickstart().timeline);
-  EXPECT_EQ(count(html, "class=\"bar\""), 3u);
-  EXPECT_EQ(count(html, "<td>1.00 GiB</td>"), 1u);
-  EXPECT_EQ(count(html, "<td>512.00 MiB</td>"), 1u);
+  EXPECT_EQ(testing::count_of(html, "class=\"bar\""), 3u);
+  EXPECT_EQ(testing::count_of(html, "<td>1.00 GiB</td>"), 1u);
+  EXPECT_EQ(testing::count_of(html, "<td>512.00 MiB</td>"), 1u);
 }
 
 TEST(Svg, EscapesAndRounds) {

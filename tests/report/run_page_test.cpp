@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "analysis/metrics.h"
+#include "cli_runner.h"
 #include "report/gantt.h"
 #include "report/run_charts.h"
 #include "report_samples.h"
@@ -15,17 +16,11 @@
 namespace pipetwin {
 namespace {
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 TEST(RunReport, GanttHasOneLanePerDevice) {
   const SimulationResult result = testing::simulated_quickstart();
   GanttStats stats;
   const std::string svg = render_gantt(result.timeline, gantt_options_for(result.timeline), &stats);
-  EXPECT_EQ(count(svg, "class=\"lane\""), result.timeline.devices.size());
+  EXPECT_EQ(testing::count_of(svg, "class=\"lane\""), result.timeline.devices.size());
   for (const TimelineDevice& d : result.timeline.devices) {
     EXPECT_NE(svg.find("data-device=\"" + std::to_string(d.id) + "\""), std::string::npos);
   }
@@ -108,7 +103,7 @@ TEST(RunReport, A200kSpanReportStaysUnder10MBAndSaysItAggregates) {
   add_run_sections(page, report);
   const std::string html = page.render();
   EXPECT_LT(html.size(), 10u << 20);
-  EXPECT_EQ(count(html, "class=\"lane\""), 8u);
+  EXPECT_EQ(testing::count_of(html, "class=\"lane\""), 8u);
   EXPECT_NE(html.find("narrower than a pixel"), std::string::npos);
   EXPECT_NE(html.find("200000 spans."), std::string::npos);
 }
