@@ -31,9 +31,14 @@ std::vector<double> ticks(double lo, double hi, Unit unit) {
     if (step >= raw) break;
   }
   std::vector<double> out;
-  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) {
+  const double first = std::ceil(lo / step) * step;
+  // Counted, not accumulated: a step below the values' precision must not loop forever.
+  for (int i = 0; i <= 20; ++i) {
+    const double t = first + i * step;
+    if (t > hi + step * 1e-9) break;
     out.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
   }
+  if (out.empty()) out.push_back(lo);
   return out;
 }
 

@@ -34,9 +34,8 @@ TEST(RunReport, PeakMarkedIsTheReportedPeak) {
   const SimulationResult result = testing::simulated_quickstart();
   const RunMetrics metrics = compute_metrics(result.timeline, 1, 1);
   const std::string svg = render_memory_chart(result.timeline, {});
-  const std::regex peak(R"(class="peak" data-value="([^"]+)" data - key = "([0-9]+)") ");
-      std::map<int32_t, double>
-          marked;
+  const std::regex peak(R"re(class="peak" data-value="([^"]+)" data-key="([0-9]+)")re");
+  std::map<int32_t, double> marked;
   for (auto it = std::sregex_iterator(svg.begin(), svg.end(), peak); it != std::sregex_iterator();
        ++it) {
     marked[std::stoi((*it)[2])] = std::stod((*it)[1]);
@@ -49,8 +48,8 @@ TEST(RunReport, PeakMarkedIsTheReportedPeak) {
 
 TEST(RunReport, BreakdownFractionsOfEachDeviceSumToOne) {
   const std::string html = testing::run_report_html(testing::simulated_quickstart());
-  const std::regex group(R"(<g class="device-breakdown" data-device="([0-9]+)">(.*?)</g>)");
-  const std::regex fraction(R"(data-fraction="([^"]+)")");
+  const std::regex group(R"re(<g class="device-breakdown" data-device="([0-9]+)">(.*?)</g>)re");
+  const std::regex fraction(R"re(data-fraction="([^"]+)")re");
   int devices = 0;
   for (auto g = std::sregex_iterator(html.begin(), html.end(), group); g != std::sregex_iterator();
        ++g, ++devices) {
