@@ -12,13 +12,19 @@ namespace {
 
 constexpr double kLeft = 78, kRight = 16, kTop = 38, kBottom = 40, kLegendRow = 16;
 
-// Round tick positions covering [lo, hi]: 1, 2 or 5 times a power of ten apart; for bytes,
-// of the binary unit the labels use (GiB, MiB).
-std::vector<double> ticks(double lo, double hi, Unit unit) {
+// The binary unit bytes are labelled in: 1, KiB, MiB, GiB, TiB.
+double byte_scale(double bytes) {
+  double scale = 1;
+  while (scale < 0x1p40 && std::abs(bytes) >= 1024 * scale) scale *= 1024;
+  return scale;
+}
+
+}  // namespace
+
+std::vector<double> axis_ticks(double lo, double hi, Unit unit) {
   if (unit == Unit::kBytes) {
-    double scale = 1;
-    while (scale < 0x1p40 && std::max(std::abs(lo), std::abs(hi)) >= 1024 * scale) scale *= 1024;
-    std::vector<double> out = ticks(lo / scale, hi / scale, Unit::kNumber);
+    const double scale = byte_scale(std::max(std::abs(lo), std::abs(hi)));
+    std::vector<double> out = axis_ticks(lo / scale, hi / scale, Unit::kNumber);
     for (double& t : out) t *= scale;
     return out;
   }
@@ -42,6 +48,30 @@ std::vector<double> ticks(double lo, double hi, Unit unit) {
   return out;
 }
 
+std::string format_tick(double value, Unit unit) {
+  if (value == 0) return "0";
+  switch (unit) {
+    case Unit::kSeconds: {
+      const double a = std::abs(value);
+      if (a >= 1) return format_number("%g s", value);
+      if (a >= 1e-3) return format_number("%g ms", value * 1e3);
+      return format_number("%g us", value * 1e6);
+    }
+    case Unit::kBytes: {
+      static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+      const double scale = byte_scale(value);
+      return format_number("%g ", value / scale) + kUnits[static_cast<int>(std::log2(scale) / 10)];
+    }
+    case Unit::kRatio:
+      return format_number("%g%%", 100 * value);
+    case Unit::kNumber:
+      break;
+  }
+  return format_number("%g", value);
+}
+
+namespace {
+
 struct Range {
   double lo = std::numeric_limits<double>::infinity();
   double hi = -std::numeric_limits<double>::infinity();
@@ -50,11 +80,13 @@ struct Range {
     lo = std::min(lo, v);
     hi = std::max(hi, v);
   }
-  void settle(bool from_zero) {
+  // From 0 (a y axis of amounts), with a margin around the values (a y axis that need not
+  // start at 0), or tight (an x axis).
+  enum class Fit { kFromZero, kMargin, kTight };
+  void settle(Fit fit) {
     if (lo > hi) lo = hi = 0;
-    if (from_zero) {
-      lo = std::min(lo, 0.0);
-    } else {  // a margin around the values
+    if (fit == Fit::kFromZero) lo = std::min(lo, 0.0);
+    if (fit == Fit::kMargin) {
       const double pad = hi > lo ? (hi - lo) * 0.05 : std::abs(lo) * 0.05;
       lo -= pad;
       hi += pad;
@@ -100,8 +132,8 @@ std::string render_line_chart(const LineChart& chart) {
     x.lo = -0.5;
     x.hi = static_cast<double>(chart.x_categories.size()) - 0.5;
   }
-  x.settle(false);
-  y.settle(chart.y_from_zero);
+  x.settle(Range::Fit::kTight);
+  y.settle(chart.y_from_zero ? Range::Fit::kFromZero : Range::Fit::kMargin);
   // Legend entries in columns wide enough for the longest name.
   size_t longest = 1;
   for (const LineSeries& s : chart.series) longest = std::max(longest, s.name.size());
@@ -110,7 +142,7 @@ std::string render_line_chart(const LineChart& chart) {
       static_cast<size_t>(plot_w / (6.2 * static_cast<double>(longest) + 24)), 1, 4);
   const double legend =
       kLegendRow * static_cast<double>((chart.series.size() + per_row - 1) / per_row);
-  const double height = chart.height + legend;
+  const double height = chart.height + legend + 12;
   const double plot_h = chart.height - kTop - kBottom;
   const auto sx = [&](double v) { return kLeft + (v - x.lo) / (x.hi - x.lo) * plot_w; };
   const auto sy = [&](double v) { return kTop + plot_h - (v - y.lo) / (y.hi - y.lo) * plot_h; };
@@ -123,9 +155,9 @@ std::string render_line_chart(const LineChart& chart) {
   }
   svg.raw(">");
   svg.text(kLeft, 14, chart.title, "title");
-  for (double t : ticks(y.lo, y.hi, chart.y_unit)) {
+  for (double t : axis_ticks(y.lo, y.hi, chart.y_unit)) {
     svg.line(kLeft, sy(t), kLeft + plot_w, sy(t), "grid");
-    svg.text(kLeft - 6, sy(t) + 4, format_value(t, chart.y_unit), "tick end");
+    svg.text(kLeft - 6, sy(t) + 4, format_tick(t, chart.y_unit), "tick end");
   }
   if (categorical) {
     for (size_t i = 0; i < chart.x_categories.size(); ++i) {
@@ -133,9 +165,9 @@ std::string render_line_chart(const LineChart& chart) {
                "tick middle");
     }
   } else {
-    for (double t : ticks(x.lo, x.hi, chart.x_unit)) {
+    for (double t : axis_ticks(x.lo, x.hi, chart.x_unit)) {
       svg.line(sx(t), kTop + plot_h, sx(t), kTop + plot_h + 4, "axis");
-      svg.text(sx(t), kTop + plot_h + 16, format_value(t, chart.x_unit), "tick middle");
+      svg.text(sx(t), kTop + plot_h + 16, format_tick(t, chart.x_unit), "tick middle");
     }
   }
   svg.line(kLeft, kTop + plot_h, kLeft + plot_w, kTop + plot_h, "axis");
@@ -175,7 +207,7 @@ std::string render_line_chart(const LineChart& chart) {
     }
     const double lx =
         kLeft + static_cast<double>(k % per_row) * (plot_w / static_cast<double>(per_row));
-    const double ly = chart.height + kLegendRow * static_cast<double>(k / per_row);
+    const double ly = chart.height + 14 + kLegendRow * static_cast<double>(k / per_row);
     svg.rect(lx, ly - 9, 10, 10, "key " + series_class(k));
     svg.text(lx + 14, ly, s.name, "legend");
   }

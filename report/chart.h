@@ -13,6 +13,13 @@ enum class Unit { kNumber, kSeconds, kBytes, kRatio };
 // How a value of `unit` reads on an axis or label: "636.879 ms", "19.94 GiB", "30.2%", "12".
 std::string format_value(double value, Unit unit);
 
+// Round positions for an axis over [lo, hi]: 1, 2 or 5 times a power of ten apart (of GiB,
+// MiB, ... for bytes), at most 21.
+std::vector<double> axis_ticks(double lo, double hi, Unit unit);
+
+// A tick's label, as short as it can be: "200 ms", "1.5 s", "20 GiB", "40%".
+std::string format_tick(double value, Unit unit);
+
 struct LineSeries {
   std::string name;
   std::vector<std::pair<double, double>> points;  // (x, y), x increasing

@@ -122,11 +122,10 @@ std::string render_gantt(const Timeline& timeline, const GanttOptions& options,
   SvgWriter svg(kLabel + options.plot_px + 10, height, "gantt",
                 {{"data-x0", svg_number(kLabel)}, {"data-spp", seconds_per_px}});
   svg.text(0, 12, options.title, "title");
-  for (int i = 0; i <= 5; ++i) {
-    const double t = span_s * i / 5;
+  for (double t : axis_ticks(0, span_s, Unit::kSeconds)) {
     const double x = kLabel + t * px_per_s;
     svg.line(x, kAxis - 6, x, height, "grid");
-    svg.text(x, kAxis - 8, format_value(t, Unit::kSeconds), i == 5 ? "tick end" : "tick middle");
+    svg.text(x, kAxis - 8, format_tick(t, Unit::kSeconds), "tick middle");
   }
 
   std::map<int32_t, size_t> row;

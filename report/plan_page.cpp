@@ -98,7 +98,7 @@ void add_umpipe_sections(HtmlPage& page, const UmpipeSearchResult& result, int32
   convergence.y_label = "iteration time";
   convergence.y_unit = Unit::kSeconds;
   convergence.y_from_zero = false;
-  LineSeries best{"DGAP's best plan so far", {}, false};
+  LineSeries best{"DGAP's best plan so far", {}, true};
   for (size_t g = 0; g < result.dgap.history.size(); ++g) {
     if (std::isfinite(result.dgap.history[g])) {
       best.points.emplace_back(static_cast<double>(g), result.dgap.history[g]);
@@ -119,8 +119,9 @@ void add_umpipe_sections(HtmlPage& page, const UmpipeSearchResult& result, int32
                                       "note"));
   std::vector<Bar> bars;
   for (const auto& [name, seconds] : umpipe_baseline_rows(result, microbatches)) {
-    bars.push_back({name, seconds, false,
-                    "UMPIPE " + format_number("%+.2f%%", 100 * (seconds / result.best_s - 1))});
+    bars.push_back(
+        {name, seconds, false,
+         "UMPIPE speed-up " + format_number("%+.2f%%", 100 * (seconds / result.best_s - 1))});
   }
   bars.push_back({"UMPIPE plan", result.best_s, true, ""});
   page.add_section("Baselines", render_bar_chart("Iteration time", bars, Unit::kSeconds));
@@ -144,7 +145,7 @@ std::string layer_ranges_text(const std::vector<int>& layers) {
 
 void add_pipedream_sections(HtmlPage& page, const ResolvedScenario& setup,
                             const PipedreamPlan& plan) {
-  constexpr double kStageW = 150, kGap = 50, kTop = 64, kReplicaH = 22;
+  constexpr double kStageW = 150, kGap = 90, kTop = 64, kReplicaH = 22;
   size_t most = 1;
   for (const PlannedStage& stage : plan.stages) most = std::max(most, stage.devices.size());
   const double box_h = 12 + kReplicaH * static_cast<double>(most);
