@@ -257,15 +257,19 @@ std::vector<std::pair<double, double>> downsample_max(
   if (points.size() <= static_cast<size_t>(2 * columns) || !(hi > lo)) return points;
   std::vector<std::pair<double, double>> out;
   const double width = (hi - lo) / columns;
+  // Clamped before the conversion, which is undefined for values out of a long's range.
+  const auto column_of = [&](double x) {
+    const double c = std::floor((x - lo) / width);
+    return static_cast<long>(std::isfinite(c) ? std::clamp(c, -1.0, columns + 1.0) : -1.0);
+  };
   size_t i = 0;
   while (i < points.size()) {
-    const long column = static_cast<long>(std::floor((points[i].first - lo) / width));
+    const long column = column_of(points[i].first);
     // The first point of the column and the largest; the value entering the next column
     // is the column's last, kept as the first point of the next.
     std::pair<double, double> peak = points[i];
     size_t j = i;
-    while (j < points.size() &&
-           static_cast<long>(std::floor((points[j].first - lo) / width)) == column) {
+    while (j < points.size() && column_of(points[j].first) == column) {
       if (points[j].second > peak.second) peak = points[j];
       ++j;
     }

@@ -139,6 +139,7 @@ std::string render_gantt(const Timeline& timeline, const GanttOptions& options,
     const auto found = row.find(span.device);
     if (found == row.end()) continue;
     ++stats.spans;
+    if (!std::isfinite(span.start_s) || !std::isfinite(span.end_s)) continue;  // not drawable
     const Mark mark{x_of(span.start_s), x_of(span.end_s), kind_of(span), &span};
     if (span.lane == "compute") {
       compute[found->second].push_back(mark);

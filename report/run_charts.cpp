@@ -1,6 +1,7 @@
 #include "report/run_charts.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -33,6 +34,7 @@ std::string render_memory_chart(const Timeline& timeline, const MemoryChartInput
   const double origin = extent.first_s, end = extent.last_s;
   std::map<int32_t, Samples> memory;
   for (const Counter& c : timeline.counters) {
+    if (!std::isfinite(c.time_s) || !std::isfinite(c.value)) continue;
     if (c.link < 0 && c.name == "memory_bytes")
       memory[c.device].emplace_back(c.time_s - origin, c.value);
   }
@@ -112,7 +114,9 @@ std::string render_link_chart(const Timeline& timeline, size_t busiest) {
   const double origin = extent.first_s, end = extent.last_s;
   std::map<int32_t, Samples> utilization;
   for (const Counter& c : timeline.counters) {
-    if (c.link >= 0) utilization[c.link].emplace_back(c.time_s - origin, c.value);
+    if (c.link >= 0 && std::isfinite(c.time_s) && std::isfinite(c.value)) {
+      utilization[c.link].emplace_back(c.time_s - origin, c.value);
+    }
   }
   if (utilization.empty()) return "";
   std::map<int32_t, std::string> names;
