@@ -298,6 +298,9 @@ void run_compare(const CompareArgs& args) {
       std::cout << "\nboth timelines written to " << args.trace_path
                 << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
     }
+    if (!args.report_path.empty()) {
+      std::cout << "\nreport written to " << args.report_path << " (open it in a browser)\n";
+    }
   }
 }
 

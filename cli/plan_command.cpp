@@ -274,6 +274,9 @@ void run_plan(const PlanArgs& args) {
       std::cout << "\nplan written to " << args.write_plan << " (run it with: pipetwin simulate "
                 << args.write_plan << ")\n";
     }
+    if (!args.report_path.empty()) {
+      std::cout << "\nreport written to " << args.report_path << " (open it in a browser)\n";
+    }
   }
 }
 

@@ -118,6 +118,9 @@ void run_training(const SimulateArgs& args, const ResolvedScenario& setup) {
   std::cout << "\n";
   if (setup.freeze.cache_epoch_iterations > 0) print_autocache(std::cout, setup, run);
   std::cout << "training time  " << format_seconds(run.training_time_s) << "\n";
+  if (!args.report_path.empty()) {
+    std::cout << "\nreport written to " << args.report_path << " (open it in a browser)\n";
+  }
 }
 
 void run_simulate(const SimulateArgs& args) {

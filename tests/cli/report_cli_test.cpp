@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "cli_runner.h"
@@ -32,6 +33,21 @@ TEST(ReportCli, SimulateReportsTheTextReportsHeadline) {
   }
   EXPECT_THAT(r.out, HasSubstr("report written to " + report.string()));
   EXPECT_FALSE(std::filesystem::exists(report.string() + ".tmp"));
+}
+
+TEST(ReportCli, SimulateOfAFreezeScenarioReportsItsPhases) {
+  const TempDir dir;
+  const auto report = dir.path() / "freeze.html";
+  const CliResult json = run_pipetwin("simulate builtin:freezepipe-gpt-8gpu --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const size_t phases = nlohmann::json::parse(json.out)["phases"].size();
+  const CliResult r =
+      run_pipetwin("simulate builtin:freezepipe-gpt-8gpu --report " + report.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = read_all(report);
+  EXPECT_EQ(testing::count_of(html, "class=\"bar\""), phases);  // one per phase
+  EXPECT_EQ(testing::count_of(html, "class=\"chart frozen\""), 1u);
+  EXPECT_EQ(testing::count_of(html, "class=\"lane\""), 8u);
 }
 
 TEST(ReportCli, AnUnwritableReportPathIsBadInput) {
