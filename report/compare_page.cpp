@@ -22,7 +22,7 @@ double quantile(const std::vector<double>& sorted, double q) {
 
 // One row per op: whiskers from the smallest to the largest signed relative duration error
 // (B / A - 1), the box from the 25th to the 75th percentile, a line at the median.
-std::string error_distribution(const TimelineComparison& c) {
+std::string error_distribution(const TimelineComparison& c, const CompareReport& r) {
   std::map<std::string, std::vector<double>> errors;
   for (const SpanDifference& d : c.differences) {
     if (d.duration_a_s != 0) errors[d.op].push_back(d.duration_b_s / d.duration_a_s - 1);
@@ -44,7 +44,10 @@ std::string error_distribution(const TimelineComparison& c) {
   constexpr double kLabel = 110, kPlot = 600, kRow = 26, kTop = 34;
   const double height = kTop + kRow * static_cast<double>(ops.size()) + 16;
   SvgWriter svg(kLabel + kPlot + 170, height, "chart errors");
-  svg.text(8, 14, "Duration error per op, B / A - 1 (box: 25th to 75th percentile)", "title");
+  svg.text(8, 14,
+           "Duration error per op, " + r.label_b + " / " + r.label_a +
+               " - 1 (whiskers: smallest to largest; box: 25th to 75th percentile)",
+           "title");
   const auto sx = [&](double v) { return kLabel + (v - lo) / (hi - lo) * kPlot; };
   for (int i = 0; i <= 4; ++i) {
     const double v = lo + (hi - lo) * i / 4;
@@ -111,7 +114,7 @@ void add_compare_sections(HtmlPage& page, const CompareReport& report) {
                                       "note"));
   page.add_section(
       "Errors per op",
-      error_distribution(c) +
+      error_distribution(c, report) +
           paragraph_html(std::to_string(c.matched) + " spans matched, " +
                              std::to_string(c.unmatched_a) + " only in " + report.label_a + ", " +
                              std::to_string(c.unmatched_b) + " only in " + report.label_b + ".",
