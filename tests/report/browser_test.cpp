@@ -42,15 +42,16 @@ struct Browsed {
   std::string log;
 };
 
-// One headless Chromium run on `page` with `extra` options; its own profile directory, and
-// a time limit so that a hung browser fails the test instead of the suite.
+// One headless Chromium run on `page` with `extra` options: without the sandbox (CI runs as
+// root), its own profile directory, /tmp rather than a container's small /dev/shm, and a
+// time limit so that a hung browser fails the test instead of the suite.
 Browsed browse(const std::string& chromium, const fs::path& page, const std::string& extra,
                const TempDir& dir) {
   const fs::path out = dir.path() / "dom.html", err = dir.path() / "browser.log";
   const std::string command =
       "timeout -k 5 90 " + chromium +
       " --headless --no-sandbox --disable-gpu --no-first-run"
-      " --disable-extensions --user-data-dir=" +
+      " --disable-extensions --disable-dev-shm-usage --user-data-dir=" +
       (dir.path() / "profile").string() + " --enable-logging=stderr --v=0 " + extra + " file://" +
       page.string() + " >" + out.string() + " 2>" + err.string() + " </dev/null";
   const int status = std::system(command.c_str());
