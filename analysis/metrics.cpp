@@ -5,48 +5,10 @@
 #include <map>
 #include <utility>
 
+#include "analysis/intervals.h"
+
 namespace pipetwin {
 namespace {
-
-using Intervals = std::vector<std::pair<double, double>>;
-
-// Sorts and merges intervals into disjoint ones, in increasing order.
-Intervals merged(Intervals intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  Intervals out;
-  for (const auto& [lo, hi] : intervals) {
-    if (hi <= lo) continue;
-    if (!out.empty() && lo <= out.back().second) {
-      out.back().second = std::max(out.back().second, hi);
-    } else {
-      out.emplace_back(lo, hi);
-    }
-  }
-  return out;
-}
-
-double total_length(const Intervals& disjoint) {
-  double sum = 0;
-  for (const auto& [lo, hi] : disjoint) sum += hi - lo;
-  return sum;
-}
-
-// The length of `a` not covered by `b` (both disjoint and sorted). Uncovered pieces are
-// summed as they are, so that with no overlap at all the result equals total_length(a).
-double uncovered_length(const Intervals& a, const Intervals& b) {
-  double sum = 0;
-  size_t k = 0;
-  for (const auto& [lo, hi] : a) {
-    while (k < b.size() && b[k].second <= lo) ++k;
-    double from = lo;
-    for (size_t j = k; j < b.size() && b[j].first < hi; ++j) {
-      if (b[j].first > from) sum += b[j].first - from;
-      from = std::max(from, b[j].second);
-    }
-    if (from < hi) sum += hi - from;
-  }
-  return sum;
-}
 
 // Spans of one device, by lane: compute, and point-to-point transfers.
 struct DeviceSpans {
@@ -83,6 +45,17 @@ void derive_rates(RunMetrics& run, double iterations, int64_t samples_per_iterat
   }
 }
 
+SpanExtent span_extent(const Timeline& timeline) {
+  if (timeline.spans.empty()) return {};
+  SpanExtent extent{std::numeric_limits<double>::infinity(),
+                    -std::numeric_limits<double>::infinity()};
+  for (const Span& span : timeline.spans) {
+    extent.first_s = std::min(extent.first_s, span.start_s);
+    extent.last_s = std::max(extent.last_s, span.end_s);
+  }
+  return extent;
+}
+
 RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
                            int64_t samples_per_iteration) {
   RunMetrics run;
@@ -92,11 +65,7 @@ RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
     run.devices.push_back({device.id, device.name});
   }
   std::vector<DeviceSpans> device_spans(run.devices.size());
-  double first = std::numeric_limits<double>::infinity();
-  double last = -std::numeric_limits<double>::infinity();
   for (const Span& span : timeline.spans) {
-    first = std::min(first, span.start_s);
-    last = std::max(last, span.end_s);
     const auto found = index.find(span.device);
     if (found == index.end()) continue;
     if (span.lane == "compute") {
@@ -114,7 +83,8 @@ RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
   }
   if (timeline.spans.empty()) return run;
 
-  run.makespan_s = last - first;
+  const SpanExtent extent = span_extent(timeline);
+  run.makespan_s = extent.last_s - extent.first_s;
   derive_rates(run, iterations, samples_per_iteration);
   return run;
 }

@@ -39,6 +39,14 @@ struct RunMetrics {
   std::vector<DeviceMetrics> devices;
 };
 
+// From the first span start to the last span end (the makespan's window); (0, 0) without
+// spans.
+struct SpanExtent {
+  double first_s = 0;
+  double last_s = 0;
+};
+SpanExtent span_extent(const Timeline& timeline);
+
 // `iterations` and `samples_per_iteration` come from the scenario: the timeline does not
 // know how the minibatch was defined.
 RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,

@@ -251,6 +251,7 @@ TimelineComparison compare_timelines(const Timeline& a, const Timeline& b) {
   c.worst_duration = worst_of(diffs, [](const SpanDifference& d) { return d.duration_error_s(); });
   c.worst_start = worst_of(diffs, [](const SpanDifference& d) { return d.start_error_s(); });
   c.per_op = per_op_of(diffs);
+  c.differences = std::move(diffs);
   return c;
 }
 

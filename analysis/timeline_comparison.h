@@ -107,8 +107,9 @@ struct TimelineComparison {
   ErrorStats start_error;                      // relative to makespan_a_s
   std::vector<SpanDifference> worst_duration;  // at most kNamedSpans, largest |error| first
   std::vector<SpanDifference> worst_start;
-  std::vector<OpComparison> per_op;  // FWD, BWD, SEND_ACT, RECV_ACT, SEND_GRAD, RECV_GRAD,
-                                     // ALLREDUCE, OPTIM, then any other op alphabetically
+  std::vector<OpComparison> per_op;         // FWD, BWD, SEND_ACT, RECV_ACT, SEND_GRAD, RECV_GRAD,
+                                            // ALLREDUCE, OPTIM, then any other op alphabetically
+  std::vector<SpanDifference> differences;  // every matched pair, in A's span order
 };
 
 // How many unmatched and worst spans a comparison names.

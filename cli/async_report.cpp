@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "cli/text_units.h"
+#include "report/text_units.h"
 #include "sim/schedule/weight_versions.h"
 
 namespace pipetwin {

@@ -17,6 +17,7 @@ int run_cli(int argc, char** argv) {
   add_plan_command(app);
   add_compare_command(app);
   add_export_command(app);
+  add_report_command(app);
   add_run_command(app, std::vector<std::string>(argv, argv + argc));
   try {
     app.parse(argc, argv);

@@ -17,6 +17,7 @@ void add_sweep_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_export_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 // `argv` is the whole command line: the local launcher runs it again as each rank.
 // The commands that run on real devices (run, profile, calibrate) are built into
 // `pipetwin-real`; in `pipetwin` they hand the command line over to it (run_forwarding.cpp).

@@ -1,4 +1,5 @@
-// `pipetwin compare A.timeline B.timeline [--trace both.json] [--labels A,B] [--json]`
+// `pipetwin compare A.timeline B.timeline [--trace both.json] [--report FILE.html] [--labels A,B]
+//                  [--json]`
 //
 // Span-by-span comparison of two saved timelines (analysis/timeline_comparison.h): A is the
 // reference, errors are B - A. Exit codes: 2 when a file cannot be read as a timeline (the
@@ -15,7 +16,9 @@
 #include "analysis/timeline_comparison.h"
 #include "cli/cli_app.h"
 #include "cli/compare_report.h"
-#include "cli/text_units.h"
+#include "report/compare_page.h"
+#include "report/html_page.h"
+#include "report/text_units.h"
 #include "sim/spec/errors.h"
 #include "traces/atomic_file.h"
 #include "traces/chrome_trace.h"
@@ -28,6 +31,7 @@ struct CompareArgs {
   std::string path_a;
   std::string path_b;
   std::string trace_path;
+  std::string report_path;
   std::string labels = "A,B";
   bool json = false;
 };
@@ -97,16 +101,11 @@ nlohmann::json unmatched_json(const std::vector<UnmatchedSpan>& spans) {
 }
 
 std::string percent(double ratio) { return format_number("%.2f%%", 100 * ratio); }
-// Rounding noise (-1e-16) reads "+0.00%", not "-0.00%".
-std::string signed_percent(double ratio) {
-  return format_number("%+.2f%%", std::abs(ratio) < 5e-5 ? 0.0 : 100 * ratio);
-}
-std::string signed_seconds(double s) { return (s < 0 ? "-" : "+") + format_seconds(std::abs(s)); }
 
 // B's duration against A's, signed: "+10.00%".
 std::string signed_relative(const SpanDifference& d) {
-  if (d.duration_a_s != 0) return signed_percent(d.duration_error_s() / d.duration_a_s);
-  return d.duration_error_s() == 0 ? signed_percent(0) : "n/a";
+  if (d.duration_a_s != 0) return format_signed_percent(d.duration_error_s() / d.duration_a_s);
+  return d.duration_error_s() == 0 ? format_signed_percent(0) : "n/a";
 }
 
 std::string error_text(double seconds, double rel) {
@@ -151,14 +150,15 @@ void print_comparison(std::ostream& out, const TimelineComparison& c, const Comp
   out << "\n"
       << pad("", 10) << pad(la, col) << pad(lb, col) << lb << " vs " << la << "\n"
       << pad("makespan", 10) << pad(format_seconds(c.makespan_a_s), col)
-      << pad(format_seconds(c.makespan_b_s), col) << signed_percent(c.makespan_error) << "\n"
+      << pad(format_seconds(c.makespan_b_s), col) << format_signed_percent(c.makespan_error) << "\n"
       << pad("bubble", 10) << pad(format_number("%.1f%%", 100 * c.bubble_a), col)
       << pad(format_number("%.1f%%", 100 * c.bubble_b), col)
       << format_number("%+.1f points", 100 * (c.bubble_b - c.bubble_a)) << "\n";
   for (const TimelineComparison::PeakMemory& p : c.peak_memory) {
     out << pad("mem dev" + std::to_string(p.device), 10) << pad(format_bytes(p.a_bytes), col)
         << pad(format_bytes(p.b_bytes), col)
-        << (p.a_bytes > 0 ? signed_percent(p.b_bytes / p.a_bytes - 1) : std::string("-")) << "\n";
+        << (p.a_bytes > 0 ? format_signed_percent(p.b_bytes / p.a_bytes - 1) : std::string("-"))
+        << "\n";
   }
 
   const std::string error_header = "|" + lb + " - " + la + "|";
@@ -180,7 +180,7 @@ void print_comparison(std::ostream& out, const TimelineComparison& c, const Comp
     const double total = op.total_a_s != 0 ? op.total_b_s / op.total_a_s - 1 : 0;
     out << pad(op.op, 11) << pad(std::to_string(op.matched), 7)
         << pad(error_text(op.median_duration_error_s, op.median_duration_error_rel), 26)
-        << pad(format_seconds(op.median_start_error_s), 20) << signed_percent(total) << "\n";
+        << pad(format_seconds(op.median_start_error_s), 20) << format_signed_percent(total) << "\n";
   }
 
   out << "\n"
@@ -189,7 +189,7 @@ void print_comparison(std::ostream& out, const TimelineComparison& c, const Comp
   for (const SpanDifference& d : c.worst_duration) {
     out << pad(d.name, 17) << pad(d.device_name, 8) << pad(std::to_string(d.iteration), 11)
         << pad(format_seconds(d.duration_a_s), col) << pad(format_seconds(d.duration_b_s), col)
-        << signed_seconds(d.duration_error_s()) << " (" << signed_relative(d) << ")\n";
+        << format_signed_seconds(d.duration_error_s()) << " (" << signed_relative(d) << ")\n";
   }
   out << "\n"
       << pad("worst starts", 17) << pad("device", 8) << pad("iteration", 11) << pad(la, col)
@@ -197,12 +197,34 @@ void print_comparison(std::ostream& out, const TimelineComparison& c, const Comp
   for (const SpanDifference& d : c.worst_start) {
     out << pad(d.name, 17) << pad(d.device_name, 8) << pad(std::to_string(d.iteration), 11)
         << pad(format_seconds(d.start_a_s), col) << pad(format_seconds(d.start_b_s), col)
-        << signed_seconds(d.start_error_s()) << "\n";
+        << format_signed_seconds(d.start_error_s()) << "\n";
   }
+}
+
+// --report: the comparison as a page, its headline as the text report prints it.
+void write_compare_report(const CompareArgs& args,
+                          const std::pair<std::string, std::string>& labels, const Timeline& a,
+                          const Timeline& b, const TimelineComparison& c) {
+  const std::string& la = labels.first;
+  const std::string& lb = labels.second;
+  CompareReport report{&a, &b, la, lb, &c, {}};
+  report.headline = {{"makespan " + la, format_seconds(c.makespan_a_s)},
+                     {"makespan " + lb, format_seconds(c.makespan_b_s)},
+                     {"makespan " + lb + " vs " + la, format_signed_percent(c.makespan_error)},
+                     {"bubble " + la, format_number("%.1f%%", 100 * c.bubble_a)},
+                     {"bubble " + lb, format_number("%.1f%%", 100 * c.bubble_b)},
+                     {"bubble " + lb + " vs " + la,
+                      format_number("%+.1f points", 100 * (c.bubble_b - c.bubble_a))}};
+  HtmlPage page("pipetwin compare: " + la + " and " + lb,
+                la + ": " + args.path_a + " (" + a.source + "), " + lb + ": " + args.path_b + " (" +
+                    b.source + "); errors are " + lb + " - " + la);
+  add_compare_sections(page, report);
+  write_html_report(args.report_path, page);
 }
 
 void run_compare(const CompareArgs& args) {
   const auto labels = parse_labels(args.labels);
+  if (!args.report_path.empty()) check_report_path(args.report_path);
   const Timeline a = read_input(args.path_a);
   const Timeline b = read_input(args.path_b);
   const TimelineComparison c = compare_or_fail(a, args.path_a, b, args.path_b);
@@ -216,6 +238,7 @@ void run_compare(const CompareArgs& args) {
     write_file_atomically(args.trace_path,
                           [&](std::ostream& out) { write_chrome_trace(stacked, out); });
   }
+  if (!args.report_path.empty()) write_compare_report(args, labels, a, b, c);
   if (args.json) {
     std::cout << comparison_json(c, args.path_a, args.path_b, labels, a, b).dump(2) << "\n";
   } else {
@@ -223,6 +246,9 @@ void run_compare(const CompareArgs& args) {
     if (!args.trace_path.empty()) {
       std::cout << "\nboth timelines written to " << args.trace_path
                 << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
+    }
+    if (!args.report_path.empty()) {
+      std::cout << "\nreport written to " << args.report_path << " (open it in a browser)\n";
     }
   }
 }
@@ -297,6 +323,8 @@ void add_compare_command(CLI::App& app) {
       ->required();
   cmd->add_option("--trace", args->trace_path,
                   "write both timelines, stacked, as one Chrome/Perfetto trace (JSON)");
+  cmd->add_option("--report", args->report_path,
+                  "write a self-contained HTML report with both timelines and the errors");
   cmd->add_option("--labels", args->labels, "names of A and B in the report and trace: A,B")
       ->default_val("A,B");
   cmd->add_flag("--json", args->json, "print one JSON object instead of the report");

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "cli/text_units.h"
+#include "report/text_units.h"
 
 namespace pipetwin {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "cli/text_units.h"
+#include "report/text_units.h"
 #include "sim/scenario/scenario_writer.h"
 #include "sim/spec/errors.h"
 #include "sim/spec/resolved_scenario.h"

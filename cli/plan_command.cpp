@@ -1,6 +1,6 @@
 // `pipetwin plan [SCENARIO] --search umpipe [--population N] [--generations N] [--seed S]
 //                [--threads N] [--max-microbatches N] [--set PATH=VALUE]... [--json]
-//                [--write-plan FILE]`
+//                [--write-plan FILE] [--report FILE.html]`
 //
 // Searches unequal microbatches per stage (UMPIPE, docs/umpipe.md) with DGAP, seeded
 // with every baseline's plan, and reports the best plan with the gain over each baseline.
@@ -14,8 +14,10 @@
 #include "cli/cli_app.h"
 #include "cli/plan_pipedream.h"
 #include "cli/resource_options.h"
-#include "cli/text_units.h"
 #include "cli/umpipe_plan_run.h"
+#include "report/html_page.h"
+#include "report/plan_page.h"
+#include "report/text_units.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/scenario_writer.h"
 #include "sim/spec/errors.h"
@@ -34,6 +36,7 @@ struct PlanArgs {
   std::vector<std::string> overrides;
   bool json = false;
   std::string write_plan;
+  std::string report_path;
   bool straight = false;
   double min_gain = 0.05;
   ResourceOptions resources;
@@ -79,7 +82,6 @@ void write_plan_file(const std::string& path, const LoadedScenario& loaded,
 
 void print_result(std::ostream& out, const ResolvedScenario& setup,
                   const UmpipeSearchResult& result, const PlanArgs& args) {
-  const UmpipeBaselineResults& b = result.baselines;
   out << setup.name << ": UMPIPE search, " << setup.schedule.stages << " stages, batch "
       << setup.training.global_batch << ", population " << args.population << ", "
       << args.generations << " generations, seed " << args.seed << ", at most "
@@ -91,17 +93,8 @@ void print_result(std::ostream& out, const ResolvedScenario& setup,
     out << pad(std::to_string(s), 7) << plan_text(result.best.stages[s]) << "\n";
   }
   out << "\n" << pad("iteration time", 16) << format_seconds(result.best_s) << "\n\n";
-  const std::string m = std::to_string(setup.training.microbatches);
-  std::vector<std::pair<std::string, double>> rows = {
-      {"GPipe, " + m + " equal microbatches", b.gpipe_s},
-      {"1F1B, " + m + " equal microbatches", b.one_f_one_b_s},
-      {"local greedy", b.local_greedy_s},
-      {"global greedy DP (" + std::to_string(b.global_dp.microbatches) + " microbatches)",
-       b.global_dp.seconds}};
-  if (b.exhaustive) {
-    rows.push_back(
-        {"exhaustive (" + std::to_string(b.exhaustive->plans) + " plans)", b.exhaustive->seconds});
-  }
+  const std::vector<std::pair<std::string, double>> rows =
+      umpipe_baseline_rows(result, setup.training.microbatches);
   size_t width = 10;
   for (const auto& row : rows) width = std::max(width, row.first.size() + 2);
   out << pad("baseline", width) << pad("iteration time", 16) << "UMPIPE speed-up\n";
@@ -123,6 +116,22 @@ void print_full_model(std::ostream& out, const FullModelChoice& choice) {
   }
 }
 
+// --report: the search's convergence, the plan and the baselines as a page.
+void write_umpipe_report(const PlanArgs& args, const ResolvedScenario& setup,
+                         const UmpipeSearchResult& result) {
+  HtmlPage page(setup.name + ": UMPIPE plan",
+                setup.name + ": UMPIPE search, " + std::to_string(setup.schedule.stages) +
+                    " stages, batch " + std::to_string(setup.training.global_batch) +
+                    ", population " + std::to_string(args.population) + ", " +
+                    std::to_string(args.generations) + " generations, seed " +
+                    std::to_string(args.seed));
+  page.add_section("Headline numbers",
+                   headline_html({{"iteration time", format_seconds(result.best_s)},
+                                  {"plans evaluated", std::to_string(result.dgap.evaluations)}}));
+  add_umpipe_sections(page, result, setup.training.microbatches);
+  write_html_report(args.report_path, page);
+}
+
 UmpipePlanRequest umpipe_request(const PlanArgs& args) {
   return {.population = args.population,
           .generations = args.generations,
@@ -135,7 +144,8 @@ UmpipePlanRequest umpipe_request(const PlanArgs& args) {
 
 void run_plan(const PlanArgs& args) {
   if (args.search == "pipedream") {
-    run_pipedream_plan({args.scenario, args.overrides, args.straight, args.json, args.write_plan});
+    run_pipedream_plan({args.scenario, args.overrides, args.straight, args.json, args.write_plan,
+                        args.report_path});
     return;
   }
   if (args.search != "umpipe") {
@@ -144,9 +154,11 @@ void run_plan(const PlanArgs& args) {
   // Options first: a typo should not wait for the scenario to load.
   const UmpipePlanRequest request = umpipe_request(args);
   check_umpipe_options(request);
+  if (!args.report_path.empty()) check_report_path(args.report_path);
   const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
   const UmpipePlanRun run = run_umpipe_plan(loaded, request);
   if (!args.write_plan.empty()) write_plan_file(args.write_plan, loaded, run.written, args);
+  if (!args.report_path.empty()) write_umpipe_report(args, run.setup, run.result);
   if (args.json) {
     std::cout << run.json().dump(2) << "\n";
   } else {
@@ -155,6 +167,9 @@ void run_plan(const PlanArgs& args) {
     if (!args.write_plan.empty()) {
       std::cout << "\nplan written to " << args.write_plan << " (run it with: pipetwin simulate "
                 << args.write_plan << ")\n";
+    }
+    if (!args.report_path.empty()) {
+      std::cout << "\nreport written to " << args.report_path << " (open it in a browser)\n";
     }
   }
 }
@@ -190,6 +205,9 @@ void add_plan_command(CLI::App& app) {
                   "simulated, over the scenario's own microbatches to be written")
       ->default_val(0.05)
       ->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--report", args->report_path,
+                  "write a self-contained HTML report: convergence, the plan, the baselines "
+                  "(umpipe); the stages and their replicas (pipedream)");
   cmd->add_option("--write-plan", args->write_plan,
                   "write the scenario with the best plan as its schedule (for simulate)");
   cmd->callback([args] { run_plan(*args); });

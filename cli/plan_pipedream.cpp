@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/pipedream_plan_file.h"
-#include "cli/text_units.h"
+#include "report/html_page.h"
+#include "report/plan_page.h"
+#include "report/text_units.h"
 #include "sim/planner/pipedream_planner.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
@@ -13,20 +15,6 @@
 
 namespace pipetwin {
 namespace {
-
-// "0-12,15,17-20": a DAG stage need not be one range of the layer order.
-std::string ranges_text(const std::vector<int>& layers) {
-  std::string text;
-  for (size_t a = 0; a < layers.size();) {
-    size_t b = a;
-    while (b + 1 < layers.size() && layers[b + 1] == layers[b] + 1) ++b;
-    if (!text.empty()) text += ",";
-    text += std::to_string(layers[a]);
-    if (b > a) text += "-" + std::to_string(layers[b]);
-    a = b + 1;
-  }
-  return text;
-}
 
 std::string devices_text(const ResolvedScenario& setup, const std::vector<int>& devices) {
   std::string text;
@@ -93,7 +81,7 @@ void print_plan(std::ostream& out, const ResolvedScenario& setup, const Pipedrea
   std::vector<std::string> layers;
   size_t width = 8, device_width = 9;
   for (const PlannedStage& stage : plan.stages) {
-    layers.push_back(ranges_text(stage.layers));
+    layers.push_back(layer_ranges_text(stage.layers));
     width = std::max(width, layers.back().size() + 2);
     device_width = std::max(device_width, devices_text(setup, stage.devices).size() + 2);
   }
@@ -122,6 +110,7 @@ void print_plan(std::ostream& out, const ResolvedScenario& setup, const Pipedrea
 }  // namespace
 
 void run_pipedream_plan(const PipedreamPlanArgs& args) {
+  if (!args.report_path.empty()) check_report_path(args.report_path);
   const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
   const ResolvedScenario setup = resolve_scenario(loaded);
   PlannerProblem problem = planner_problem(setup);
@@ -134,6 +123,18 @@ void run_pipedream_plan(const PipedreamPlanArgs& args) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   if (!args.write_plan.empty()) write_pipedream_plan(args, loaded, problem, plan);
+  if (!args.report_path.empty()) {
+    HtmlPage page(setup.name + ": PipeDream plan",
+                  setup.name + ": PipeDream planner" + (args.straight ? " (straight)" : "") + ", " +
+                      std::to_string(setup.cluster.devices.size()) + " devices, " +
+                      std::to_string(setup.training.microbatches) + " microbatches");
+    page.add_section("Headline numbers",
+                     headline_html({{"bottleneck", format_seconds(plan.bottleneck_s)},
+                                    {"stages", std::to_string(plan.stages.size())},
+                                    {"devices used", std::to_string(plan.devices_used)}}));
+    add_pipedream_sections(page, setup, plan);
+    write_html_report(args.report_path, page);
+  }
   if (args.json) {
     std::cout << plan_json(setup, plan, args, wall_s).dump(2) << "\n";
   } else {
@@ -141,6 +142,9 @@ void run_pipedream_plan(const PipedreamPlanArgs& args) {
     if (!args.write_plan.empty()) {
       std::cout << "\nplan written to " << args.write_plan << " (run it with: pipetwin simulate "
                 << args.write_plan << ")\n";
+    }
+    if (!args.report_path.empty()) {
+      std::cout << "\nreport written to " << args.report_path << " (open it in a browser)\n";
     }
   }
 }

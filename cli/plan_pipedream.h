@@ -1,4 +1,5 @@
-// `pipetwin plan SCENARIO --search pipedream [--straight] [--json] [--write-plan FILE]`:
+// `pipetwin plan SCENARIO --search pipedream [--straight] [--json] [--write-plan FILE]
+// [--report FILE.html]`:
 // PipeDream's antichain DP partition (with APapo's heterogeneous devices), docs/apapo.md.
 #pragma once
 
@@ -13,6 +14,7 @@ struct PipedreamPlanArgs {
   bool straight = false;
   bool json = false;
   std::string write_plan;
+  std::string report_path;
 };
 
 void run_pipedream_plan(const PipedreamPlanArgs& args);

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <sstream>
 
-#include "cli/text_units.h"
+#include "report/html_page.h"
+#include "report/run_page.h"
+#include "report/text_units.h"
 #include "scenario.pb.h"
 #include "traces/atomic_file.h"
 #include "traces/chrome_trace.h"
@@ -93,21 +96,7 @@ nlohmann::json report_json(const SimulationResult& result, const RunMetrics& met
 
 void print_report(std::ostream& out, const SimulationResult& result, const RunMetrics& metrics) {
   const ResolvedScenario& setup = result.setup;
-  out << setup.name << ": " << proto::ScheduleKind_Name(setup.schedule.kind) << ", "
-      << setup.schedule.stages << " stages";
-  if (setup.schedule.virtual_stages > 1) out << " x " << setup.schedule.virtual_stages << " chunks";
-  if (setup.training.data_parallel > 1) out << ", " << setup.training.data_parallel << " replicas";
-  if (!setup.schedule.stage_replicas.empty()) {
-    std::string counts;
-    for (int32_t r : setup.schedule.stage_replicas)
-      counts += (counts.empty() ? "" : ",") + std::to_string(r);
-    out << ", stage replicas " << counts;
-  }
-  if (!setup.schedule.comm_overlap) out << ", blocking transfers";
-  out << ", " << setup.training.microbatches << " microbatches of a " << setup.training.global_batch
-      << "-sample batch, " << setup.training.iterations << " iteration"
-      << (setup.training.iterations > 1 ? "s" : "") << ", engine " << result.timeline.source
-      << "\n\n";
+  out << run_context(result) << "\n\n";
   size_t name_width = 8;  // replicated stages name the stage and replica too
   for (const DeviceMetrics& d : metrics.devices)
     name_width = std::max(name_width, d.name.size() + 2);
@@ -136,18 +125,94 @@ void print_report(std::ostream& out, const SimulationResult& result, const RunMe
           << format_number("%.2f GB", link->bytes / 1e9) << "\n";
     }
   }
-  out << "\n"
-      << pad("iteration time", 16) << format_seconds(metrics.iteration_time_s) << "\n"
-      << pad("training time", 16) << format_seconds(metrics.makespan_s) << "\n"
-      << pad("throughput", 16) << format_number("%.1f samples/s", metrics.throughput_samples_per_s)
-      << "\n"
-      << pad("bubble", 16) << format_number("%.1f%%", metrics.bubble_ratio * 100) << "\n";
-  if (metrics.comm_s > 0) {
-    out << pad("exposed comm", 16) << format_seconds(metrics.exposed_comm_s) << " of "
-        << format_seconds(metrics.comm_s) << " p2p, summed over devices ("
-        << format_number("%.1f%%", 100 * (1 - metrics.exposed_comm_s / metrics.comm_s))
-        << " hidden by compute)\n";
+  out << "\n";
+  for (const auto& [label, value] : headline_numbers(metrics))
+    out << pad(label, 16) << value << "\n";
+}
+
+std::string run_context(const SimulationResult& result) {
+  const ResolvedScenario& setup = result.setup;
+  std::ostringstream out;
+  out << setup.name << ": " << proto::ScheduleKind_Name(setup.schedule.kind) << ", "
+      << setup.schedule.stages << " stages";
+  if (setup.schedule.virtual_stages > 1) out << " x " << setup.schedule.virtual_stages << " chunks";
+  if (setup.training.data_parallel > 1) out << ", " << setup.training.data_parallel << " replicas";
+  if (!setup.schedule.stage_replicas.empty()) {
+    std::string counts;
+    for (int32_t r : setup.schedule.stage_replicas)
+      counts += (counts.empty() ? "" : ",") + std::to_string(r);
+    out << ", stage replicas " << counts;
   }
+  if (!setup.schedule.comm_overlap) out << ", blocking transfers";
+  out << ", " << setup.training.microbatches << " microbatches of a " << setup.training.global_batch
+      << "-sample batch, " << setup.training.iterations << " iteration"
+      << (setup.training.iterations > 1 ? "s" : "") << ", engine " << result.timeline.source;
+  return out.str();
+}
+
+std::vector<std::pair<std::string, std::string>> headline_numbers(const RunMetrics& metrics) {
+  std::vector<std::pair<std::string, std::string>> numbers = {
+      {"iteration time", format_seconds(metrics.iteration_time_s)},
+      {"training time", format_seconds(metrics.makespan_s)},
+      {"throughput", format_number("%.1f samples/s", metrics.throughput_samples_per_s)},
+      {"bubble", format_number("%.1f%%", metrics.bubble_ratio * 100)}};
+  if (metrics.comm_s > 0) {
+    numbers.emplace_back(
+        "exposed comm",
+        format_seconds(metrics.exposed_comm_s) + " of " + format_seconds(metrics.comm_s) +
+            " p2p, summed over devices (" +
+            format_number("%.1f%%", 100 * (1 - metrics.exposed_comm_s / metrics.comm_s)) +
+            " hidden by compute)");
+  }
+  return numbers;
+}
+
+void write_run_report(const std::string& path, const SimulationResult& result,
+                      const RunMetrics& metrics, const std::vector<std::string>& notes) {
+  const ResolvedScenario& setup = result.setup;
+  RunReport report;
+  report.timeline = &result.timeline;
+  report.headline = headline_numbers(metrics);
+  report.notes = notes;
+  for (const TimelineDevice& device : result.timeline.devices) {
+    const bool known =
+        device.id >= 0 && device.id < static_cast<int32_t>(setup.cluster.devices.size());
+    report.memory.capacity_bytes.push_back(
+        known ? static_cast<double>(setup.cluster.devices[device.id].memory_bytes) : 0);
+    report.memory.peak_ops.push_back(known && device.id <
+                                                  static_cast<int32_t>(result.memory.peaks.size())
+                                         ? peak_op(result, device.id)
+                                         : "");
+  }
+  HtmlPage page(setup.name + ": pipetwin report", run_context(result));
+  add_run_sections(page, report);
+  write_html_report(path, page);
+}
+
+void write_timeline_report(const std::string& path, const std::vector<std::string>& names,
+                           const std::vector<Timeline>& timelines) {
+  std::string context;
+  for (size_t k = 0; k < timelines.size(); ++k) {
+    context += (k ? ", " : "") + names[k] + " (" + timelines[k].source + ")";
+  }
+  HtmlPage page("pipetwin report", context);
+  for (size_t k = 0; k < timelines.size(); ++k) {
+    int32_t iterations = 1;
+    for (const Span& span : timelines[k].spans)
+      iterations = std::max(iterations, span.iteration + 1);
+    RunReport report;
+    report.timeline = &timelines[k];
+    report.headline = headline_numbers(compute_metrics(timelines[k], iterations, 0));
+    // A timeline does not know its batch: no throughput.
+    report.headline.erase(report.headline.begin() + 2);
+    page.add_section(names[k], paragraph_html(std::to_string(iterations) + " iteration" +
+                                                  (iterations > 1 ? "s" : "") + ", " +
+                                                  std::to_string(timelines[k].devices.size()) +
+                                                  " devices, " + timelines[k].source,
+                                              "note"));
+    add_run_sections(page, report, timelines.size() > 1 ? names[k] : "");
+  }
+  write_html_report(path, page);
 }
 
 void write_run_files(const Timeline& timeline, const std::string& trace_path,

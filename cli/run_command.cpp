@@ -1,6 +1,6 @@
 // `pipetwin run SCENARIO [--nproc N] [--timeline FILE] [--trace FILE.json] [--json]
 //                        [--set PATH=VALUE]... [--timeout S] [--reference]
-//                        [--warmup N] [--repeat R]`
+//                        [--warmup N] [--repeat R] [--report FILE.html]`
 // The same Program on real ranks: LibTorch (--backend torch) or the CUDA replay (--backend
 // cuda). Without RANK in the environment it spawns the
 // ranks itself on 127.0.0.1; under torchrun, srun or mpirun each process is one rank.
@@ -29,7 +29,8 @@
 #include "cli/freeze_report.h"
 #include "cli/report.h"
 #include "cli/resource_options.h"
-#include "cli/text_units.h"
+#include "report/html_page.h"
+#include "report/text_units.h"
 #include "sim/build_program.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/scenario/freeze_log.h"
@@ -47,6 +48,7 @@ struct RunArgs {
   int nproc = 0;
   std::string trace_path;
   std::string timeline_path;
+  std::string report_path;
   std::vector<std::string> overrides;
   bool json = false;
   bool reference = false;
@@ -269,6 +271,14 @@ void report_measured(const RunArgs& args, const RunPlan& plan, const RankEnviron
     }
     extra_text(report);
     print_machine(report, machine);
+  }
+  if (!args.report_path.empty() && args.repeat_output.empty()) {
+    std::vector<std::string> notes;
+    if (plan.warmup > 0) {
+      notes.push_back(std::to_string(plan.warmup) + " warm-up iteration" +
+                      (plan.warmup > 1 ? "s" : "") + " run first, left out of the report.");
+    }
+    write_run_report(args.report_path, result, metrics, notes);
   }
   publish(args, result.timeline, report.str());
 }
@@ -513,8 +523,11 @@ void repeat_runs(const RunArgs& args, const std::vector<std::string>& argv, int 
   }
   const RepeatSummary summary = summarize_repeats(makespans);
   const std::filesystem::path& chosen = runs[summary.median_run];
-  write_run_files(read_timeline_file((chosen / kRepeatTimeline).string()), args.trace_path,
-                  args.timeline_path);
+  const Timeline chosen_timeline = read_timeline_file((chosen / kRepeatTimeline).string());
+  write_run_files(chosen_timeline, args.trace_path, args.timeline_path);
+  if (!args.report_path.empty()) {
+    write_timeline_report(args.report_path, {"the run of median makespan"}, {chosen_timeline});
+  }
   if (!args.freeze_log.empty()) {
     const std::string log = read_text_file(chosen / kRepeatFreezeLog);
     write_file_atomically(args.freeze_log, [&](std::ostream& out) { out << log; });
@@ -531,6 +544,7 @@ void repeat_runs(const RunArgs& args, const std::vector<std::string>& argv, int 
 }
 
 void run_command(const RunArgs& args, const std::vector<std::string>& argv) {
+  if (!args.report_path.empty() && args.repeat_output.empty()) check_report_path(args.report_path);
   const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
   const ResolvedScenario setup = resolve_scenario(loaded);
   check_resource_limits(setup, args.resources.limits());
@@ -642,6 +656,8 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
   cmd->add_option("--nproc", args->nproc, "ranks to spawn locally (default: one per device)");
   cmd->add_option("--trace", args->trace_path, "write a Chrome/Perfetto trace (JSON)");
   cmd->add_option("--timeline", args->timeline_path, "write the measured timeline (protobuf)");
+  cmd->add_option("--report", args->report_path,
+                  "write a self-contained HTML report with plots (docs/reports.md)");
   cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");
   cmd->add_option("--timeout", args->timeout_s, "seconds any wait may take")->default_val(60);
   add_resource_options(cmd, &args->resources);

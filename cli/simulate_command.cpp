@@ -1,4 +1,5 @@
 // `pipetwin simulate [SCENARIO] [--engine analytic] [--trace FILE.json] [--timeline FILE]
+//                    [--report FILE.html]
 //                    [--set PATH=VALUE]... [--json] [--allow-oom]
 //                    [--max-instructions N] [--max-memory GiB] [--chakra DIR]`
 #include <iostream>
@@ -11,7 +12,9 @@
 #include "cli/report.h"
 #include "cli/resource_options.h"
 #include "cli/simulate_run.h"
-#include "cli/text_units.h"
+#include "report/freeze_page.h"
+#include "report/html_page.h"
+#include "report/text_units.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {
@@ -23,6 +26,7 @@ struct SimulateArgs {
   std::string trace_path;
   std::string timeline_path;
   std::string chakra_dir;
+  std::string report_path;
   std::vector<std::string> overrides;
   bool json = false;
   bool allow_oom = false;
@@ -42,15 +46,44 @@ void print_training(const SimulateArgs& args, const ResolvedScenario& setup,
   std::cout << "\n";
   if (setup.freeze.cache_epoch_iterations > 0) print_autocache(std::cout, setup, run);
   std::cout << "training time  " << format_seconds(run.training_time_s) << "\n";
+  if (!args.report_path.empty()) {
+    std::cout << "\nreport written to " << args.report_path << " (open it in a browser)\n";
+  }
+}
+
+// --report: the run as a page; a FreezePipe training run as its phases.
+void write_report(const SimulateArgs& args, const SimulateRun& run) {
+  const ResolvedScenario& setup = run.setup;
+  if (run.training) {
+    const TrainingRun& training = *run.training;
+    HtmlPage page(setup.name + ": pipetwin report", setup.name + ": FreezePipe over " +
+                                                        std::to_string(setup.training.iterations) +
+                                                        " iterations, engine " + args.engine);
+    add_freeze_sections(page, training,
+                        {{"training time", format_seconds(training.training_time_s)},
+                         {"phases", std::to_string(training.phases.size())},
+                         {"migrations", std::to_string(training.migrations.size())}});
+    write_html_report(args.report_path, page);
+    return;
+  }
+  std::vector<std::string> notes;
+  if (run.extrapolation) {
+    notes.push_back("Steady state: " + std::to_string(run.extrapolation->simulated_iterations) +
+                    " iterations simulated, every further one adds what the last one added "
+                    "(the charts show the simulated ones).");
+  }
+  write_run_report(args.report_path, *run.result, run.metrics, notes);
 }
 
 void run_simulate(const SimulateArgs& args) {
+  if (!args.report_path.empty()) check_report_path(args.report_path);
   const SimulateRun run =
       args.chakra_dir.empty()
           ? run_simulation(load_scenario(args.scenario, args.overrides), simulation_options(args))
           : run_chakra_simulation(args.chakra_dir, args.scenario, args.overrides,
                                   simulation_options(args));
   write_run_files(run.timeline(), args.trace_path, args.timeline_path);
+  if (!args.report_path.empty()) write_report(args, run);
   if (args.json) {
     std::cout << run.json().dump(2) << "\n";
     return;
@@ -69,6 +102,9 @@ void run_simulate(const SimulateArgs& args) {
     std::cout << "\ntrace written to " << args.trace_path
               << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
   }
+  if (!args.report_path.empty()) {
+    std::cout << "\nreport written to " << args.report_path << " (open it in a browser)\n";
+  }
 }
 
 }  // namespace
@@ -82,6 +118,8 @@ void add_simulate_command(CLI::App& app) {
       ->default_val("analytic");
   cmd->add_option("--trace", args->trace_path, "write a Chrome/Perfetto trace (JSON)");
   cmd->add_option("--timeline", args->timeline_path, "write the timeline (protobuf)");
+  cmd->add_option("--report", args->report_path,
+                  "write a self-contained HTML report with plots (docs/reports.md)");
   cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");
   cmd->add_option("--chakra", args->chakra_dir,
                   "run the Chakra execution traces in DIR (PREFIX.RANK.et) instead, on the "

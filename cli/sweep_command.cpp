@@ -1,6 +1,6 @@
 // `pipetwin sweep [SCENARIO] --vary PATH=V1,V2,... [--vary ...] [--set PATH=VALUE]...
 //                 [--engine analytic|simgrid] [--json] [--csv FILE] [-j N] [--allow-oom]
-//                 [--shard K/N]`
+//                 [--shard K/N] [--report FILE.html]`
 // `pipetwin sweep merge A.csv B.csv ... -o ALL.csv` joins the CSVs of the shards.
 //
 // Runs every point of the cartesian product of the --vary lists, each in its own child
@@ -15,6 +15,8 @@
 #include "cli/sweep_merge.h"
 #include "cli/sweep_report.h"
 #include "cli/sweep_run.h"
+#include "report/html_page.h"
+#include "report/sweep_page.h"
 #include "sim/spec/errors.h"
 #include "sim/sweep/shard.h"
 #include "traces/atomic_file.h"
@@ -28,6 +30,7 @@ struct SweepArgs {
   std::vector<std::string> overrides;
   std::string engine = "analytic";
   std::string csv_path;
+  std::string report_path;
   int jobs = 0;  // 0: one per available CPU
   bool json = false;
   bool allow_oom = false;
@@ -42,6 +45,7 @@ Shard shard_of(const SweepArgs& args) {
 }
 
 void run_sweep(const SweepArgs& args) {
+  if (!args.report_path.empty()) check_report_path(args.report_path);
   const SweepOutcome outcome = run_sweep_grid({.scenario = args.scenario,
                                                .vary = args.vary,
                                                .overrides = args.overrides,
@@ -56,11 +60,21 @@ void run_sweep(const SweepArgs& args) {
     write_file_atomically(args.csv_path,
                           [&](std::ostream& out) { write_sweep_csv(out, outcome.paths, rows); });
   }
+  if (!args.report_path.empty()) {
+    std::string varied;
+    for (const std::string& path : outcome.paths) varied += (varied.empty() ? "" : ", ") + path;
+    HtmlPage page(
+        "pipetwin sweep: " + (args.scenario.empty() ? "quickstart" : args.scenario),
+        std::to_string(rows.size()) + " points varying " + varied + ", engine " + args.engine);
+    add_sweep_sections(page, outcome.paths, rows);
+    write_html_report(args.report_path, page);
+  }
   if (args.json) {
     std::cout << sweep_json(rows).dump(2) << "\n";
   } else {
     print_sweep_table(std::cout, outcome.paths, rows);
     if (!args.csv_path.empty()) std::cout << "\nCSV written to " << args.csv_path << "\n";
+    if (!args.report_path.empty()) std::cout << "report written to " << args.report_path << "\n";
   }
   if (outcome.failed > 0) {
     std::cout.flush();
@@ -89,6 +103,8 @@ void add_sweep_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   add_resource_options(cmd, &args->resources);
   cmd->add_option("--csv", args->csv_path, "also write the rows as CSV (after every point ran)");
+  cmd->add_option("--report", args->report_path,
+                  "write a self-contained HTML report: a chart per metric and varied field");
   cmd->add_option("-j,--jobs", args->jobs, "points run at once (default: the number of CPUs)")
       ->check(CLI::Range(1, 4096));
   cmd->add_flag("--json", args->json, "print a JSON array of points instead of the table");

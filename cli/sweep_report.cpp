@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cstdio>
 
-#include "cli/text_units.h"
+#include "report/sweep_page.h"
 
 namespace pipetwin {
 namespace {
@@ -23,36 +23,13 @@ std::string csv_field(const std::string& text) {
   return quoted + "\"";
 }
 
-std::string table_status(const PointResult& r) {
-  if (r.failed()) return "error: " + r.error;
-  return r.out_of_memory ? "OUT OF MEMORY" : "ok";
-}
-
 }  // namespace
 
 void print_sweep_table(std::ostream& out, const std::vector<std::string>& paths,
                        const std::vector<SweepRow>& rows) {
-  std::vector<std::string> header = paths;
-  for (const char* name :
-       {"iteration time", "throughput (samples/s)", "bubble", "peak memory (GiB)", "status"}) {
-    header.emplace_back(name);
-  }
-  std::vector<std::vector<std::string>> cells;
-  for (const SweepRow& row : rows) {
-    std::vector<std::string> line;
-    for (const auto& setting : row.point.settings) line.push_back(setting.second);
-    const PointResult& r = row.result;
-    if (r.failed()) {
-      line.insert(line.end(), 4, "-");
-    } else {
-      line.push_back(format_seconds(r.iteration_time_s));
-      line.push_back(format_number("%.1f", r.throughput_samples_per_s));
-      line.push_back(format_number("%.1f%%", r.bubble_ratio * 100));
-      line.push_back(format_gib(r.peak_memory_bytes));
-    }
-    line.push_back(table_status(r));
-    cells.push_back(std::move(line));
-  }
+  const SweepTable table = sweep_table(paths, rows);
+  const std::vector<std::string>& header = table.header;
+  const std::vector<std::vector<std::string>>& cells = table.cells;
   std::vector<size_t> width(header.size());
   for (size_t c = 0; c < header.size(); ++c) {
     width[c] = header[c].size();

@@ -1,8 +1,8 @@
 // The house's rules, checked on the source tree (docs/architecture.md draws them): every
-// #include runs down the layers proto -> traces -> sim -> analysis -> backend -> cli -> python,
-// and inside sim from the shared vocabulary (sim/spec) up to the methods; SimGrid, LibTorch and
-// CUDA each stay in their one folder; tests mirror the source tree; code cites only files of
-// the repository.
+// #include runs down the layers proto -> traces -> sim -> analysis -> report -> backend -> cli
+// -> python, and inside sim from the shared vocabulary (sim/spec) up to the methods; SimGrid,
+// LibTorch and CUDA each stay in their one folder; tests mirror the source tree; code cites
+// only files of the repository.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -23,13 +23,33 @@ const fs::path kRoot = PIPETWIN_SOURCE_DIR;
 // folders of the same layer are peers and include neither each other.
 const std::map<std::string, int>& layers() {
   static const std::map<std::string, int> table = {
-      {"proto", 0},           {"scenarios", 0},      {"traces", 1},        {"sim/spec", 10},
-      {"sim/program", 11},    {"sim/cluster", 12},   {"sim/model", 12},    {"sim/partition", 12},
-      {"sim/sweep", 12},      {"sim/scenario", 13},  {"sim/exec", 13},     {"sim/schedule", 14},
-      {"sim/simgrid", 15},    {"sim/planner", 15},   {"sim", 16},          {"sim/freeze", 17},
-      {"sim/umpipe", 17},     {"sim/fit", 18},       {"analysis", 20},     {"backend/common", 30},
-      {"backend/replay", 31}, {"backend/torch", 32}, {"backend/cuda", 32}, {"cli", 40},
-      {"sim/chakra", 12},     {"python", 50},
+      {"proto", 0},
+      {"scenarios", 0},
+      {"traces", 1},
+      {"sim/spec", 10},
+      {"sim/program", 11},
+      {"sim/cluster", 12},
+      {"sim/model", 12},
+      {"sim/partition", 12},
+      {"sim/sweep", 12},
+      {"sim/scenario", 13},
+      {"sim/exec", 13},
+      {"sim/schedule", 14},
+      {"sim/simgrid", 15},
+      {"sim/planner", 15},
+      {"sim", 16},
+      {"sim/freeze", 17},
+      {"sim/umpipe", 17},
+      {"sim/fit", 18},
+      {"analysis", 20},
+      {"report", 25},
+      {"backend/common", 30},
+      {"backend/replay", 31},
+      {"backend/torch", 32},
+      {"backend/cuda", 32},
+      {"cli", 40},
+      {"sim/chakra", 12},
+      {"python", 50},
   };
   return table;
 }
@@ -53,7 +73,7 @@ std::vector<fs::path> sources_under(const std::string& top) {
 
 std::vector<fs::path> product_sources() {
   std::vector<fs::path> files;
-  for (const char* top : {"proto", "traces", "sim", "analysis", "backend", "cli", "python"}) {
+  for (const char* top : {"proto", "traces", "sim", "analysis", "report", "backend", "cli"}) {
     for (fs::path& file : sources_under(top)) files.push_back(std::move(file));
   }
   return files;

@@ -14,6 +14,7 @@ PACKAGES=(
   pybind11-dev python3-dev          # the Python module (python/)
   clang-14 libfuzzer-14-dev         # fuzzing (make fuzz); the sanitizer runtimes come
   libclang-rt-14-dev                #   with clang's compiler-rt, only recommended by clang-14
+  chromium                          # the HTML reports' browser tests (headless)
 )
 
 missing=()

@@ -24,6 +24,13 @@ inline std::string read_all(const std::filesystem::path& path) {
   return text.str();
 }
 
+// How many times `what` occurs in `text` (overlapping occurrences too).
+inline size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // A fresh directory per test, removed at the end.
 class TempDir {
  public:

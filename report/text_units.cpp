@@ -1,5 +1,6 @@
-#include "cli/text_units.h"
+#include "report/text_units.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace pipetwin {
@@ -14,6 +15,16 @@ std::string format_seconds(double s) {
   if (s >= 1) return format_number("%.3f s", s);
   if (s >= 1e-3) return format_number("%.3f ms", s * 1e3);
   return format_number("%.3f us", s * 1e6);
+}
+
+std::string format_signed_percent(double ratio) {
+  return format_number("%+.2f%%", std::abs(ratio) < 5e-5 ? 0.0 : 100 * ratio);
+}
+
+std::string format_signed_seconds(double s) {
+  std::string text(1, s < 0 ? '-' : '+');
+  text += format_seconds(std::abs(s));
+  return text;
 }
 
 std::string format_gib(double bytes) {
