@@ -13,9 +13,9 @@
 #if PIPETWIN_HAS_CUDA
 #include "backend/cuda/cuda_calibration.h"
 #endif
+#include "app/calibrate_from_trace.h"
 #include "backend/common/local_launcher.h"
 #include "backend/torch/link_calibration.h"
-#include "cli/calibrate_from_trace.h"
 #include "cli/cli_app.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/scenario_writer.h"

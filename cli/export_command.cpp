@@ -6,7 +6,7 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/chakra_export_run.h"
+#include "app/chakra_export_run.h"
 #include "cli/cli_app.h"
 #include "cli/resource_options.h"
 

@@ -11,10 +11,11 @@
 #include <memory>
 #include <string>
 
+#include "app/plan_pipedream.h"
+#include "app/umpipe_plan_files.h"
+#include "app/umpipe_plan_run.h"
 #include "cli/cli_app.h"
-#include "cli/plan_pipedream.h"
 #include "cli/resource_options.h"
-#include "cli/umpipe_plan_run.h"
 #include "report/html_page.h"
 #include "report/plan_page.h"
 #include "report/text_units.h"
@@ -44,40 +45,6 @@ struct PlanArgs {
 
 std::string gain_text(double baseline_s, double best_s) {
   return format_number("%+.2f%%", 100 * gain(baseline_s, best_s));
-}
-
-// The scenario as loaded, with the plan as its schedule: kind UMPIPE, the placement the
-// plan was made for, one stage plan per stage. Everything else (training.microbatches
-// too: explicit layers' costs may refer to it) stays as it was.
-proto::Scenario scenario_with_plan(const LoadedScenario& loaded, const UmpipeSearchResult& result) {
-  proto::Scenario scenario = loaded.scenario;
-  proto::Schedule* schedule = scenario.mutable_schedule();
-  schedule->set_kind(proto::UMPIPE);
-  schedule->set_stages(static_cast<int32_t>(result.best.stages.size()));
-  schedule->clear_virtual_stages();
-  schedule->clear_partition();
-  for (int32_t layers : result.partition) schedule->add_partition(layers);
-  schedule->clear_stage_plans();
-  for (const StagePlan& stage : result.best.stages) {
-    proto::StagePlan* plan = schedule->add_stage_plans();
-    for (int32_t size : stage.forward_sizes) plan->add_forward_sizes(size);
-    for (int32_t size : stage.backward_sizes) plan->add_backward_sizes(size);
-  }
-  return scenario;
-}
-
-void write_plan_file(const std::string& path, const LoadedScenario& loaded,
-                     const UmpipeSearchResult& result, const PlanArgs& args) {
-  std::string overrides;
-  for (const std::string& assignment : args.overrides) overrides += " --set " + assignment;
-  const std::string header =
-      "# UMPIPE plan (the fastest of the search and its baselines, simulated) found by "
-      "`pipetwin plan " +
-      loaded.source_name + " --search umpipe --population " + std::to_string(args.population) +
-      " --generations " + std::to_string(args.generations) + " --seed " +
-      std::to_string(args.seed) + overrides + "`: one iteration takes " +
-      format_number("%.17g", result.best_s) + " s\n";
-  write_scenario(scenario_with_plan(loaded, result), loaded, header, path);
 }
 
 void print_result(std::ostream& out, const ResolvedScenario& setup,
@@ -116,22 +83,6 @@ void print_full_model(std::ostream& out, const FullModelChoice& choice) {
   }
 }
 
-// --report: the search's convergence, the plan and the baselines as a page.
-void write_umpipe_report(const PlanArgs& args, const ResolvedScenario& setup,
-                         const UmpipeSearchResult& result) {
-  HtmlPage page(setup.name + ": UMPIPE plan",
-                setup.name + ": UMPIPE search, " + std::to_string(setup.schedule.stages) +
-                    " stages, batch " + std::to_string(setup.training.global_batch) +
-                    ", population " + std::to_string(args.population) + ", " +
-                    std::to_string(args.generations) + " generations, seed " +
-                    std::to_string(args.seed));
-  page.add_section("Headline numbers",
-                   headline_html({{"iteration time", format_seconds(result.best_s)},
-                                  {"plans evaluated", std::to_string(result.dgap.evaluations)}}));
-  add_umpipe_sections(page, result, setup.training.microbatches);
-  write_html_report(args.report_path, page);
-}
-
 UmpipePlanRequest umpipe_request(const PlanArgs& args) {
   return {.population = args.population,
           .generations = args.generations,
@@ -157,8 +108,11 @@ void run_plan(const PlanArgs& args) {
   if (!args.report_path.empty()) check_report_path(args.report_path);
   const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
   const UmpipePlanRun run = run_umpipe_plan(loaded, request);
-  if (!args.write_plan.empty()) write_plan_file(args.write_plan, loaded, run.written, args);
-  if (!args.report_path.empty()) write_umpipe_report(args, run.setup, run.result);
+  if (!args.write_plan.empty()) {
+    write_umpipe_plan_file(args.write_plan, loaded, run.written, request, args.overrides);
+  }
+  if (!args.report_path.empty())
+    write_umpipe_report(args.report_path, run.setup, request, run.result);
   if (args.json) {
     std::cout << run.json().dump(2) << "\n";
   } else {

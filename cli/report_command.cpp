@@ -3,8 +3,9 @@
 #include <memory>
 #include <stdexcept>
 
+#include "app/run_files.h"
+#include "app/run_summary.h"
 #include "cli/cli_app.h"
-#include "cli/report.h"
 #include "report/html_page.h"
 #include "sim/spec/errors.h"
 #include "traces/timeline_proto_io.h"

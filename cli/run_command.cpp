@@ -21,13 +21,14 @@
 
 #include "analysis/metrics.h"
 #include "analysis/noise_control.h"
+#include "app/async_summary.h"
+#include "app/freeze_summary.h"
+#include "app/run_files.h"
+#include "app/run_summary.h"
 #include "backend/common/local_launcher.h"
 #include "backend/replay/replay_run.h"
 #include "backend/torch/real_run.h"
-#include "cli/async_report.h"
 #include "cli/cli_app.h"
-#include "cli/freeze_report.h"
-#include "cli/report.h"
 #include "cli/resource_options.h"
 #include "report/html_page.h"
 #include "report/text_units.h"
@@ -256,7 +257,7 @@ void report_measured(const RunArgs& args, const RunPlan& plan, const RankEnviron
   const MachineShare machine = machine_share(args, env, result.timeline);
   std::ostringstream report;
   if (args.json) {
-    nlohmann::json j = report_json(result, metrics);
+    nlohmann::json j = run_summary_json(result, metrics);
     j["instructions"] = result.timeline.spans.size();  // the kept iterations'
     j.update(pipeline_versions_json(result));
     j["warmup_iterations"] = plan.warmup;
@@ -264,7 +265,7 @@ void report_measured(const RunArgs& args, const RunPlan& plan, const RankEnviron
     extra(j);
     report << j.dump(2) << "\n";
   } else {
-    print_report(report, result, metrics);
+    print_run_summary(report, result, metrics);
     if (plan.warmup > 0) {
       report << pad("warm-up", 16) << plan.warmup << " iteration" << (plan.warmup > 1 ? "s" : "")
              << " run first, left out of the timeline and the figures above\n";

@@ -6,12 +6,13 @@
 #include <memory>
 
 #include "analysis/metrics.h"
-#include "cli/async_report.h"
+#include "app/async_summary.h"
+#include "app/freeze_summary.h"
+#include "app/run_files.h"
+#include "app/run_summary.h"
+#include "app/simulate_run.h"
 #include "cli/cli_app.h"
-#include "cli/freeze_report.h"
-#include "cli/report.h"
 #include "cli/resource_options.h"
-#include "cli/simulate_run.h"
 #include "report/freeze_page.h"
 #include "report/html_page.h"
 #include "report/text_units.h"
@@ -94,7 +95,7 @@ void run_simulate(const SimulateArgs& args) {
               << " iterations simulated, every further one adds what the last one added "
                  "(the timeline and trace show the simulated ones)\n\n";
   }
-  print_report(std::cout, *run.result, run.metrics);
+  print_run_summary(std::cout, *run.result, run.metrics);
   if (is_asynchronous(run.setup.schedule.kind) && !run.from_chakra) {
     print_pipeline_versions(std::cout, *run.result);
   }

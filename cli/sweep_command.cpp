@@ -10,11 +10,11 @@
 #include <iostream>
 #include <memory>
 
+#include "app/sweep_merge.h"
+#include "app/sweep_run.h"
+#include "app/sweep_summary.h"
 #include "cli/cli_app.h"
 #include "cli/resource_options.h"
-#include "cli/sweep_merge.h"
-#include "cli/sweep_report.h"
-#include "cli/sweep_run.h"
 #include "report/html_page.h"
 #include "report/sweep_page.h"
 #include "sim/spec/errors.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/simulate_run.h"
+#include "app/simulate_run.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "traces/timeline.h"
 

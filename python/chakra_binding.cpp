@@ -2,7 +2,7 @@
 // execution traces, as `pipetwin export chakra` and `pipetwin simulate --chakra` (docs/chakra.md).
 #include <pybind11/stl.h>
 
-#include "cli/chakra_export_run.h"
+#include "app/chakra_export_run.h"
 #include "python/bindings.h"
 
 namespace pipetwin::python {

@@ -2,8 +2,9 @@
 // attributes, the timeline's spans as columns, write_trace(path).
 #include <pybind11/stl.h>
 
-#include "cli/report.h"
-#include "cli/simulate_run.h"
+#include "app/run_files.h"
+#include "app/run_summary.h"
+#include "app/simulate_run.h"
 #include "python/bindings.h"
 #include "traces/timeline_proto_io.h"
 

@@ -2,10 +2,10 @@
 // returning what its command prints with --json.
 #include <pybind11/stl.h>
 
-#include "cli/compare_report.h"
-#include "cli/sweep_report.h"
-#include "cli/sweep_run.h"
-#include "cli/umpipe_plan_run.h"
+#include "app/compare_run.h"
+#include "app/sweep_run.h"
+#include "app/sweep_summary.h"
+#include "app/umpipe_plan_run.h"
 #include "python/bindings.h"
 #include "sim/spec/errors.h"
 #include "traces/timeline_proto_io.h"

@@ -2,7 +2,7 @@
 // as its schedule, for `pipetwin simulate` (docs/apapo.md).
 #pragma once
 
-#include "cli/plan_pipedream.h"
+#include "app/plan_pipedream.h"
 #include "sim/planner/pipedream_planner.h"
 #include "sim/scenario/loaded_scenario.h"
 

@@ -1,4 +1,4 @@
-#include "cli/sweep_report.h"
+#include "app/sweep_summary.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "cli/pipedream_plan_file.h"
+#include "app/pipedream_plan_file.h"
 
 #include <iostream>
 

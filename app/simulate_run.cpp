@@ -1,8 +1,8 @@
-#include "cli/simulate_run.h"
+#include "app/simulate_run.h"
 
-#include "cli/async_report.h"
-#include "cli/freeze_report.h"
-#include "cli/report.h"
+#include "app/async_summary.h"
+#include "app/freeze_summary.h"
+#include "app/run_summary.h"
 #include "sim/chakra/chakra_import.h"
 #include "sim/chakra/chakra_stream.h"
 #include "sim/scenario/resolve_scenario.h"
@@ -60,7 +60,7 @@ nlohmann::json SimulateRun::json() const {
     const int32_t iterations = setup.training.iterations;
     const SimulationResult& first = training->first_phase;
     nlohmann::json j =
-        report_json(first, compute_metrics(first.timeline, 1, setup.training.global_batch));
+        run_summary_json(first, compute_metrics(first.timeline, 1, setup.training.global_batch));
     j["training_time_s"] = training->training_time_s;
     j["iteration_time_s"] = training->training_time_s / iterations;
     j["throughput_samples_per_s"] =
@@ -69,7 +69,7 @@ nlohmann::json SimulateRun::json() const {
     if (setup.freeze.cache_epoch_iterations > 0) j["autocache"] = autocache_json(setup, *training);
     return j;
   }
-  nlohmann::json j = report_json(*result, metrics);
+  nlohmann::json j = run_summary_json(*result, metrics);
   if (!from_chakra) j.update(pipeline_versions_json(*result));
   if (extrapolation) {
     j["instructions"] = extrapolation->instructions;

@@ -1,4 +1,4 @@
-#include "cli/sweep_run.h"
+#include "app/sweep_run.h"
 
 #include <algorithm>
 #include <iostream>

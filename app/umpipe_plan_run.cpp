@@ -1,4 +1,4 @@
-#include "cli/umpipe_plan_run.h"
+#include "app/umpipe_plan_run.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
-// `compare`'s comparison and its JSON object, shared by the command line and the Python
-// module (pipetwin.compare).
+// `compare`'s comparison, its JSON object and its HTML report, shared by the command line and
+// the Python module (pipetwin.compare).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -21,5 +21,11 @@ nlohmann::json comparison_json(const TimelineComparison& c, const std::string& n
                                const std::string& name_b,
                                const std::pair<std::string, std::string>& labels, const Timeline& a,
                                const Timeline& b);
+
+// --report of `compare`: the comparison as a page (docs/reports.md), its headline as the text
+// summary prints it; path_a and path_b name the files in the page's context line.
+void write_compare_report(const std::string& path, const TimelineComparison& c,
+                          const std::pair<std::string, std::string>& labels, const Timeline& a,
+                          const std::string& path_a, const Timeline& b, const std::string& path_b);
 
 }  // namespace pipetwin

@@ -1,4 +1,4 @@
-#include "cli/chakra_export_run.h"
+#include "app/chakra_export_run.h"
 
 #include "sim/build_program.h"
 #include "sim/exec/interference.h"

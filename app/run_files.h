@@ -1,28 +1,15 @@
-// What `simulate` prints: a short table for people, one JSON object for scripts.
+// The files a run writes beside its summary: the HTML report (report/, docs/reports.md) and
+// the --trace and --timeline files.
 #pragma once
 
-#include <nlohmann/json.hpp>
-#include <ostream>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "analysis/metrics.h"
 #include "sim/simulate.h"
+#include "traces/timeline.h"
 
 namespace pipetwin {
-
-// The --json object: iteration_time_s, training_time_s, throughput_samples_per_s,
-// bubble_ratio, devices [{id, busy_s, peak_memory_bytes, ...}], and context.
-nlohmann::json report_json(const SimulationResult& result, const RunMetrics& metrics);
-
-void print_report(std::ostream& out, const SimulationResult& result, const RunMetrics& metrics);
-
-// The first line of the text report: scenario, schedule, stages, batch, engine.
-std::string run_context(const SimulationResult& result);
-
-// The run's headline numbers as the text report ends with them: (label, value).
-std::vector<std::pair<std::string, std::string>> headline_numbers(const RunMetrics& metrics);
 
 // --report of simulate and run: the HTML report of `result` (docs/reports.md), with
 // `notes` under the headline.

@@ -1,17 +1,12 @@
-#include "cli/report.h"
+#include "app/run_summary.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <sstream>
 
-#include "report/html_page.h"
-#include "report/run_page.h"
 #include "report/text_units.h"
 #include "scenario.pb.h"
-#include "traces/atomic_file.h"
-#include "traces/chrome_trace.h"
-#include "traces/timeline_proto_io.h"
 
 namespace pipetwin {
 namespace {
@@ -19,11 +14,6 @@ namespace {
 bool is_oom(const SimulationResult& result, int32_t device) {
   return std::find(result.out_of_memory.begin(), result.out_of_memory.end(), device) !=
          result.out_of_memory.end();
-}
-
-std::string peak_op(const SimulationResult& result, int32_t device) {
-  const int32_t i = result.memory.peaks[device].instruction;
-  return i >= 0 ? result.program.text(i) : "";
 }
 
 // No communication, no ratio: null rather than a number that would claim 0% or 100%.
@@ -41,7 +31,12 @@ nlohmann::json stage_replicas_json(const ResolvedScenario& setup) {
 
 }  // namespace
 
-nlohmann::json report_json(const SimulationResult& result, const RunMetrics& metrics) {
+std::string peak_memory_op(const SimulationResult& result, int32_t device) {
+  const int32_t i = result.memory.peaks[device].instruction;
+  return i >= 0 ? result.program.text(i) : "";
+}
+
+nlohmann::json run_summary_json(const SimulationResult& result, const RunMetrics& metrics) {
   const ResolvedScenario& setup = result.setup;
   nlohmann::json devices = nlohmann::json::array();
   for (const DeviceMetrics& d : metrics.devices) {
@@ -55,7 +50,7 @@ nlohmann::json report_json(const SimulationResult& result, const RunMetrics& met
          {"exposed_comm_s", d.exposed_comm_s},
          {"overlap_ratio", overlap_json(d.overlap_ratio)},
          {"peak_memory_bytes", static_cast<int64_t>(d.peak_memory_bytes)},
-         {"peak_memory_op", peak_op(result, d.id)},
+         {"peak_memory_op", peak_memory_op(result, d.id)},
          {"memory_capacity_bytes", static_cast<int64_t>(setup.cluster.devices[d.id].memory_bytes)},
          {"out_of_memory", is_oom(result, d.id)}});
   }
@@ -94,7 +89,8 @@ nlohmann::json report_json(const SimulationResult& result, const RunMetrics& met
           {"links", links}};
 }
 
-void print_report(std::ostream& out, const SimulationResult& result, const RunMetrics& metrics) {
+void print_run_summary(std::ostream& out, const SimulationResult& result,
+                       const RunMetrics& metrics) {
   const ResolvedScenario& setup = result.setup;
   out << run_context(result) << "\n\n";
   size_t name_width = 8;  // replicated stages name the stage and replica too
@@ -109,7 +105,7 @@ void print_report(std::ostream& out, const SimulationResult& result, const RunMe
         << pad(format_number("%.1f%%", d.bubble_ratio * 100), 8)
         << pad(format_seconds(d.exposed_comm_s), 14) << format_gib(d.peak_memory_bytes) << " / "
         << format_gib(spec.memory_bytes) << "  at "
-        << (peak_op(result, d.id).empty() ? "start" : peak_op(result, d.id))
+        << (peak_memory_op(result, d.id).empty() ? "start" : peak_memory_op(result, d.id))
         << (is_oom(result, d.id) ? "  OUT OF MEMORY" : "") << "\n";
   }
   std::vector<const LinkUsage*> busiest;
@@ -165,63 +161,6 @@ std::vector<std::pair<std::string, std::string>> headline_numbers(const RunMetri
             " hidden by compute)");
   }
   return numbers;
-}
-
-void write_run_report(const std::string& path, const SimulationResult& result,
-                      const RunMetrics& metrics, const std::vector<std::string>& notes) {
-  const ResolvedScenario& setup = result.setup;
-  RunReport report;
-  report.timeline = &result.timeline;
-  report.headline = headline_numbers(metrics);
-  report.notes = notes;
-  for (const TimelineDevice& device : result.timeline.devices) {
-    const bool known =
-        device.id >= 0 && device.id < static_cast<int32_t>(setup.cluster.devices.size());
-    report.memory.capacity_bytes.push_back(
-        known ? static_cast<double>(setup.cluster.devices[device.id].memory_bytes) : 0);
-    report.memory.peak_ops.push_back(known && device.id <
-                                                  static_cast<int32_t>(result.memory.peaks.size())
-                                         ? peak_op(result, device.id)
-                                         : "");
-  }
-  HtmlPage page(setup.name + ": pipetwin report", run_context(result));
-  add_run_sections(page, report);
-  write_html_report(path, page);
-}
-
-void write_timeline_report(const std::string& path, const std::vector<std::string>& names,
-                           const std::vector<Timeline>& timelines) {
-  std::string context;
-  for (size_t k = 0; k < timelines.size(); ++k) {
-    context += (k ? ", " : "") + names[k] + " (" + timelines[k].source + ")";
-  }
-  HtmlPage page("pipetwin report", context);
-  for (size_t k = 0; k < timelines.size(); ++k) {
-    int32_t iterations = 1;
-    for (const Span& span : timelines[k].spans)
-      iterations = std::max(iterations, span.iteration + 1);
-    RunReport report;
-    report.timeline = &timelines[k];
-    report.headline = headline_numbers(compute_metrics(timelines[k], iterations, 0));
-    // A timeline does not know its batch: no throughput.
-    report.headline.erase(report.headline.begin() + 2);
-    page.add_section(names[k], paragraph_html(std::to_string(iterations) + " iteration" +
-                                                  (iterations > 1 ? "s" : "") + ", " +
-                                                  std::to_string(timelines[k].devices.size()) +
-                                                  " devices, " + timelines[k].source,
-                                              "note"));
-    add_run_sections(page, report, timelines.size() > 1 ? names[k] : "");
-  }
-  write_html_report(path, page);
-}
-
-void write_run_files(const Timeline& timeline, const std::string& trace_path,
-                     const std::string& timeline_path) {
-  if (!trace_path.empty()) {
-    write_file_atomically(trace_path,
-                          [&](std::ostream& out) { write_chrome_trace(timeline, out); });
-  }
-  if (!timeline_path.empty()) write_timeline_file(timeline, timeline_path);
 }
 
 }  // namespace pipetwin

@@ -1,4 +1,4 @@
-#include "cli/freeze_report.h"
+#include "app/freeze_summary.h"
 
 #include <cmath>
 #include <string>

@@ -1,4 +1,4 @@
-#include "cli/sweep_merge.h"
+#include "app/sweep_merge.h"
 
 #include <fstream>
 #include <iostream>

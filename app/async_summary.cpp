@@ -1,4 +1,4 @@
-#include "cli/async_report.h"
+#include "app/async_summary.h"
 
 #include <algorithm>
 #include <map>

@@ -1,10 +1,10 @@
-#include "cli/plan_pipedream.h"
+#include "app/plan_pipedream.h"
 
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cli/pipedream_plan_file.h"
+#include "app/pipedream_plan_file.h"
 #include "report/html_page.h"
 #include "report/plan_page.h"
 #include "report/text_units.h"

@@ -1,4 +1,4 @@
-#include "cli/calibrate_from_trace.h"
+#include "app/calibrate_from_trace.h"
 
 #include <cstdio>
 
