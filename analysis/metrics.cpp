@@ -62,7 +62,10 @@ RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
   std::map<int32_t, size_t> index;  // device id -> position in run.devices
   for (const TimelineDevice& device : timeline.devices) {
     index[device.id] = run.devices.size();
-    run.devices.push_back({device.id, device.name});
+    DeviceMetrics metrics;
+    metrics.id = device.id;
+    metrics.name = device.name;
+    run.devices.push_back(std::move(metrics));
   }
   std::vector<DeviceSpans> device_spans(run.devices.size());
   for (const Span& span : timeline.spans) {

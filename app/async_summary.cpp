@@ -43,7 +43,10 @@ void print_pipeline_versions(std::ostream& out, const SimulationResult& result) 
   const WeightVersions versions = weight_versions(result.program);
   const double steady = steady_state_iteration_s(result);
   std::string alive;
-  for (int32_t v : versions.alive) alive += (alive.empty() ? "" : ",") + std::to_string(v);
+  for (int32_t v : versions.alive) {
+    if (!alive.empty()) alive += ',';
+    alive += std::to_string(v);
+  }
   out << "weight versions  " << alive << " per stage; staleness max " << versions.max_staleness
       << ", mean " << format_number("%.2f", versions.mean_staleness) << "\n"
       << "steady state     " << format_seconds(steady) << " per iteration, "

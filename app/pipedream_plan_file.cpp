@@ -21,7 +21,8 @@ bool replicates(const PipedreamPlan& plan) {
 std::string replicas_text(const PipedreamPlan& plan) {
   std::string text;
   for (const PlannedStage& stage : plan.stages) {
-    text += (text.empty() ? "" : ",") + std::to_string(stage.devices.size());
+    if (!text.empty()) text += ',';
+    text += std::to_string(stage.devices.size());
   }
   return text;
 }

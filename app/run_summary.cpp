@@ -135,8 +135,10 @@ std::string run_context(const SimulationResult& result) {
   if (setup.training.data_parallel > 1) out << ", " << setup.training.data_parallel << " replicas";
   if (!setup.schedule.stage_replicas.empty()) {
     std::string counts;
-    for (int32_t r : setup.schedule.stage_replicas)
-      counts += (counts.empty() ? "" : ",") + std::to_string(r);
+    for (int32_t r : setup.schedule.stage_replicas) {
+      if (!counts.empty()) counts += ',';
+      counts += std::to_string(r);
+    }
     out << ", stage replicas " << counts;
   }
   if (!setup.schedule.comm_overlap) out << ", blocking transfers";

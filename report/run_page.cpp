@@ -10,9 +10,11 @@ std::string aggregation_note(int64_t spans, int64_t aggregated) {
   std::string note = std::to_string(spans);
   note += " spans.";
   if (aggregated > 0) {
-    note += " " + std::to_string(aggregated) +
-            " of them are narrower than a pixel: each pixel column of a lane draws them as "
-            "one mark, coloured by the op that filled most of it.";
+    note += ' ';
+    note += std::to_string(aggregated);
+    note +=
+        " of them are narrower than a pixel: each pixel column of a lane draws them as "
+        "one mark, coloured by the op that filled most of it.";
   }
   return note + " Hover for details; the export to Chrome/Perfetto (--trace) has every span.";
 }

@@ -156,7 +156,11 @@ std::string instruction_text(const Instruction& instr, bool show_range) {
     return text;
   }
   if (show_range) {
-    text += "[" + std::to_string(instr.range.lo) + "," + std::to_string(instr.range.hi) + ")";
+    text += '[';
+    text += std::to_string(instr.range.lo);
+    text += ',';
+    text += std::to_string(instr.range.hi);
+    text += ')';
   } else {
     text += std::to_string(instr.microbatch);
   }

@@ -49,7 +49,10 @@ std::string plan_problem(const UnequalPlan& plan, int32_t stages, int32_t global
 std::string plan_text(const StagePlan& stage) {
   auto list = [](const std::vector<int32_t>& sizes) {
     std::string text = "[";
-    for (size_t i = 0; i < sizes.size(); ++i) text += (i ? "," : "") + std::to_string(sizes[i]);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (i > 0) text += ',';
+      text += std::to_string(sizes[i]);
+    }
     return text + "]";
   };
   return list(stage.forward_sizes) + " / " + list(stage.backward_sizes);
