@@ -10,7 +10,10 @@ namespace {
 
 std::string plan_text(const PhasePlan& plan) {
   std::string text;
-  for (int32_t count : plan.partition) text += (text.empty() ? "" : ",") + std::to_string(count);
+  for (int32_t count : plan.partition) {
+    if (!text.empty()) text += ',';
+    text += std::to_string(count);
+  }
   return text;
 }
 
