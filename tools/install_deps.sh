@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
   pybind11-dev python3-dev          # the Python module (python/)
+  python3-venv python3-pandas       #   pip install ./python into a venv; DataFrames (optional)
   clang-14 libfuzzer-14-dev         # fuzzing (make fuzz); the sanitizer runtimes come
   libclang-rt-14-dev                #   with clang's compiler-rt, only recommended by clang-14
   chromium                          # the HTML reports' browser tests (headless)

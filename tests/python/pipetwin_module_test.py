@@ -4,11 +4,14 @@
 Run by ctest with PYTHONPATH=build/python, PIPETWIN_BINARY and PIPETWIN_SOURCE_DIR set;
 `python3 pipetwin_module_test.py ClassName` runs one class."""
 
+import importlib.util
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import threading
+import types
 import unittest
 
 import pipetwin
@@ -43,7 +46,28 @@ SHIPPED = ["alexnet-pipedream-4gpu", "freezepipe-resnet18-cifar10", "freezepipe-
            "whatif-nvlink-vs-pcie"]
 
 
-class Simulate(unittest.TestCase):
+def hide_pandas(test):
+    """Makes `import pandas` fail for the rest of `test`, whether pandas is installed or not."""
+    saved = sys.modules.get("pandas", False)
+    sys.modules["pandas"] = None  # an import of a module set to None raises ImportError
+
+    def restore():
+        if saved is False:
+            del sys.modules["pandas"]
+        else:
+            sys.modules["pandas"] = saved
+    test.addCleanup(restore)
+
+
+class WithoutPandas(unittest.TestCase):
+    """Tests of the values themselves, in the plain lists and columns that the command line's
+    JSON also gives (Frames tests the DataFrames)."""
+
+    def setUp(self):
+        hide_pandas(self)
+
+
+class Simulate(WithoutPandas):
     def test_shipped_scenarios_equal_the_cli_json(self):
         for name in SHIPPED:
             for engine in ("analytic", "simgrid"):
@@ -174,7 +198,7 @@ class Errors(unittest.TestCase):
         self.assertEqual(allowed.to_dict(), cli_json("simulate", path, "--allow-oom"))
 
 
-class Studies(unittest.TestCase):
+class Studies(WithoutPandas):
     def test_sweep_equals_the_cli_sweep(self):
         scenario = pipetwin.load("builtin:quickstart", set={"training.microbatches": 8})
         rows = pipetwin.sweep(scenario, vary={"schedule.kind": ["GPIPE", "ONE_F_ONE_B"],
@@ -257,6 +281,79 @@ class Chakra(unittest.TestCase):
                 pipetwin.simulate_chakra(missing)
             self.assertEqual(code, 2)
             self.assertEqual("error: " + str(caught.exception) + "\n", err)
+
+
+class StandInDataFrame:
+    """What the package hands pandas.DataFrame, kept for the test to read."""
+
+    def __init__(self, data):
+        self.data = data
+
+
+class Frames(unittest.TestCase):
+    """sweep() and Result.spans: pandas DataFrames when pandas imports, lists otherwise."""
+
+    VARY = {"schedule.kind": ["GPIPE", "ONE_F_ONE_B"], "schedule.stages": [2, 4]}
+    CLI_VARY = ["--vary", "schedule.kind=GPIPE,ONE_F_ONE_B", "--vary", "schedule.stages=2,4"]
+
+    def use_stand_in_pandas(self):
+        hide_pandas(self)  # restores the real module (or its absence) afterwards
+        sys.modules["pandas"] = types.SimpleNamespace(DataFrame=StandInDataFrame)
+
+    def test_without_pandas_sweep_is_the_cli_rows(self):
+        hide_pandas(self)
+        rows = pipetwin.sweep(pipetwin.load("builtin:quickstart"), vary=self.VARY)
+        self.assertIsInstance(rows, list)
+        self.assertEqual(rows, cli_json("sweep", "builtin:quickstart", *self.CLI_VARY))
+
+    def test_without_pandas_spans_are_a_dict_of_columns(self):
+        hide_pandas(self)
+        spans = pipetwin.simulate(pipetwin.load("builtin:quickstart")).spans
+        self.assertIsInstance(spans, dict)
+        self.assertEqual(sorted(spans), sorted(
+            ["device", "lane", "name", "op", "stage", "microbatch", "range_lo", "range_hi",
+             "iteration", "start_s", "end_s", "bytes", "peer_device"]))
+
+    def test_with_pandas_sweep_has_a_column_per_varied_path(self):
+        self.use_stand_in_pandas()
+        frame = pipetwin.sweep(pipetwin.load("builtin:quickstart"), vary=self.VARY)
+        self.assertIsInstance(frame, StandInDataFrame)
+        rows = cli_json("sweep", "builtin:quickstart", *self.CLI_VARY)
+        self.assertEqual(len(frame.data), 4)
+        for record, row in zip(frame.data, rows):
+            point = row.pop("point")
+            self.assertEqual(list(record)[:2], ["schedule.kind", "schedule.stages"])
+            self.assertEqual(record, {**point, **row})
+
+    def test_with_pandas_spans_are_a_frame_of_the_columns(self):
+        result = pipetwin.simulate(pipetwin.load("builtin:quickstart"))
+        hide_pandas(self)
+        columns = result.spans
+        self.use_stand_in_pandas()
+        frame = result.spans
+        self.assertIsInstance(frame, StandInDataFrame)
+        self.assertEqual(sorted(frame.data), sorted(columns))
+        for name, column in columns.items():
+            self.assertEqual(list(frame.data[name]), list(column), name)
+
+    @unittest.skipIf(importlib.util.find_spec("pandas") is None, "pandas is not installed")
+    def test_real_pandas_frames_equal_the_cli_csv_and_timeline(self):
+        import pandas
+        frame = pipetwin.sweep(pipetwin.load("builtin:quickstart"), vary=self.VARY)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "sweep.csv")
+            code, _, err = cli("sweep", "builtin:quickstart", *self.CLI_VARY, "--csv", path)
+            self.assertEqual(code, 0, err)
+            csv = pandas.read_csv(path).sort_values("point")
+        frame = frame.sort_values("index")
+        for column in ("schedule.kind", "schedule.stages", "iteration_time_s", "status"):
+            self.assertEqual([str(v) for v in frame[column]], [str(v) for v in csv[column]],
+                             column)
+        result = pipetwin.simulate(pipetwin.load("builtin:quickstart"))
+        spans = result.spans
+        self.assertIsInstance(spans, pandas.DataFrame)
+        self.assertEqual(spans["end_s"].max(), result.training_time_s)
+        self.assertEqual(sorted(spans["device"].unique()), [0, 1, 2, 3])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,21 @@
+// The model section: explicit layers, a PipeDream profile or a zoo model (a zoo model may
+// carry its measured layers), and what turns its costs into the ones simulated.
+#pragma once
+
+#include "sim/scenario/scenario_checker.h"
+#include "sim/spec/resolved_scenario.h"
+
+namespace pipetwin {
+
+// Throws InputError naming the field at fault.
+ModelSpec resolve_model(const ScenarioChecker& check, const LoadedScenario& loaded);
+
+// model.zoo.memory_efficiency: times the memory-bound kernels of setup.model from the GPU's
+// memory bandwidth.
+void add_memory_bound_kernels(const ScenarioChecker& check, const proto::Scenario& s,
+                              ResolvedScenario& setup);
+
+// training.recompute: rebuilds activations in the backward of setup.model's layers.
+void add_activation_recompute(const ScenarioChecker& check, ResolvedScenario& setup);
+
+}  // namespace pipetwin

@@ -1,0 +1,87 @@
+#include "sim/scenario/resolve_training.h"
+
+#include <algorithm>
+
+namespace pipetwin {
+
+TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenario& s) {
+  check.require(s.has_training(), "training");
+  const proto::Training& t = s.training();
+  check.positive(t.has_global_batch(), t.global_batch(), "training.global_batch");
+  check.positive(t.has_microbatches(), t.microbatches(), "training.microbatches");
+  check.positive(true, t.iterations(), "training.iterations");
+  if (t.microbatches() > t.global_batch()) {
+    check.fail("training.microbatches", std::to_string(t.microbatches()) +
+                                            " microbatches cannot split a batch of " +
+                                            std::to_string(t.global_batch()) + " samples");
+  }
+  check.positive(true, t.data_parallel(), "training.data_parallel");
+  if (t.global_batch() % t.data_parallel() != 0) {
+    check.fail("training.data_parallel", "the batch of " + std::to_string(t.global_batch()) +
+                                             " samples does not split into " +
+                                             std::to_string(t.data_parallel()) + " equal replicas");
+  }
+  if (t.microbatches() > t.global_batch() / t.data_parallel()) {
+    check.fail("training.microbatches",
+               std::to_string(t.microbatches()) + " microbatches cannot split a replica's " +
+                   std::to_string(t.global_batch() / t.data_parallel()) + " samples");
+  }
+  if (t.mixed_precision() && t.precision() == proto::FP32) {
+    check.fail("training.mixed_precision",
+               "needs a 16-bit training.precision (FP16 or BF16) next to the fp32 master weights");
+  }
+  check.positive(true, t.tensor_parallel(), "training.tensor_parallel");
+  if (t.sequence_parallel() && t.tensor_parallel() == 1) {
+    check.fail("training.sequence_parallel",
+               "splits activations among tensor-parallel GPUs: "
+               "set training.tensor_parallel above 1");
+  }
+  return {t.global_batch(),      t.microbatches(), t.iterations(),      t.optimizer(),
+          t.data_parallel(),     t.precision(),    t.mixed_precision(), t.tensor_parallel(),
+          t.sequence_parallel(), t.recompute()};
+}
+
+void check_tensor_parallel(const ScenarioChecker& check, const proto::Scenario& s,
+                           const ResolvedScenario& setup) {
+  const int32_t tp = setup.training.tensor_parallel;
+  if (tp <= 1) return;
+  const bool splits = std::any_of(
+      setup.model.layers.begin(), setup.model.layers.end(),
+      [](const ModelLayer& l) { return l.tp_fwd_collectives + l.tp_bwd_collectives > 0; });
+  if (s.model().zoo().name() == "mlp") {
+    if (setup.model.layers.size() % 2 != 0) {
+      check.fail("training.tensor_parallel",
+                 "an MLP splits in pairs of layers (column-, then row-parallel): model.zoo.layers "
+                 "must be even");
+    }
+    if (s.model().zoo().hidden() % tp != 0) {
+      check.fail("training.tensor_parallel",
+                 "the MLP's " + std::to_string(s.model().zoo().hidden()) +
+                     " hidden units do not split " + std::to_string(tp) + " ways");
+    }
+    if (setup.training.sequence_parallel) {
+      check.fail("training.sequence_parallel", "an MLP has no sequence to split");
+    }
+  }
+  if (!splits) {
+    check.fail("training.tensor_parallel",
+               "only transformer and MLP layers split across GPUs (model.zoo.name: gpt or mlp)");
+  }
+  if (setup.cluster.gpus_per_node % tp != 0) {
+    check.fail("training.tensor_parallel",
+               std::to_string(tp) + " GPUs per stage must divide the node's " +
+                   std::to_string(setup.cluster.gpus_per_node) +
+                   " (a stage's all-reduces stay on the intra-node fabric)");
+  }
+  if (s.model().zoo().heads() % tp != 0) {
+    check.fail("training.tensor_parallel", "the " + std::to_string(s.model().zoo().heads()) +
+                                               " attention heads do not split " +
+                                               std::to_string(tp) + " ways");
+  }
+  if (setup.freeze.enabled || setup.schedule.kind == proto::PIPEFB) {
+    check.fail("training.tensor_parallel",
+               "not with FreezePipe or PIPEFB, which place stages on devices themselves");
+  }
+}
+
+}  // namespace pipetwin

@@ -1,0 +1,17 @@
+// The training section: batch, microbatches, precision, data and tensor parallelism.
+#pragma once
+
+#include "sim/scenario/scenario_checker.h"
+#include "sim/spec/resolved_scenario.h"
+
+namespace pipetwin {
+
+// Throws InputError naming the field at fault.
+TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenario& s);
+
+// Tensor parallelism splits layers, heads and nodes: checked once the model, the cluster,
+// the schedule and freezing are resolved into `setup`.
+void check_tensor_parallel(const ScenarioChecker& check, const proto::Scenario& s,
+                           const ResolvedScenario& setup);
+
+}  // namespace pipetwin
