@@ -4,7 +4,7 @@
 //
 // How a Timeline maps onto trace events:
 //   span     ph "X", ts/dur in microseconds drawn on a 125 ns grid so that no slice of a
-//            lane ends after the next one starts, in any viewer's arithmetic
+//            lane ends after the next one starts, in the viewers' arithmetic
 //            (traces/drawn_slices.h); a span that takes no time once drawn is a ph "i"
 //            (s "t") event with the same args. pid = the device's node,
 //            tid = device * kChromeTidsPerDevice + lane index. Lane indices: compute 0, send 1,

@@ -25,7 +25,8 @@ int64_t to_grid_ns(double seconds) {
 std::string nanoseconds_as_micros(int64_t ns) {
   const bool negative = ns < 0;
   const uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  std::string text = (negative ? "-" : "") + std::to_string(magnitude / 1000);
+  std::string text = negative ? "-" : "";
+  text += std::to_string(magnitude / 1000);
   const uint64_t fraction = magnitude % 1000;
   if (fraction != 0) {
     char digits[4];
