@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages pipetwin builds against, skipping what is present.
-# Idempotent: a second run does nothing. When it cannot install (not root, no apt),
-# it prints the exact command to run.
+# Installs the Debian packages pipetwin builds against, then the pinned speedscope of the
+# trace import test (tests/report/speedscope/), skipping what is present.
+# Idempotent: a second run does nothing. When it cannot install (not root, no apt, no
+# registry), it prints the exact command to run.
 set -euo pipefail
 
 PACKAGES=(
@@ -24,9 +25,31 @@ for pkg in "${PACKAGES[@]}"; do
     missing+=("$pkg")
   fi
 done
+# npm installs speedscope below. Debian's nodejs comes without it while NodeSource's carries
+# its own (and conflicts with Debian's npm), so the package is asked for only when the
+# command is missing.
+if ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi
+
+# speedscope, pinned by tests/report/speedscope/package-lock.json, into its git-ignored
+# node_modules; present when the installed version is the pinned one.
+install_speedscope() {
+  local dir version
+  dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/report/speedscope"
+  version=$(sed -n 's/^ *"speedscope": "\(.*\)"$/\1/p' "$dir/package.json")
+  if grep -qs "\"version\": \"$version\"" "$dir/node_modules/speedscope/package.json"; then
+    echo "deps: speedscope $version present"
+    return 0
+  fi
+  echo "deps: installing speedscope $version"
+  if ! (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); then
+    echo "deps: speedscope installation failed; run:  (cd $dir && npm ci --ignore-scripts)" >&2
+    exit 1
+  fi
+}
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "deps: all ${#PACKAGES[@]} packages present"
+  install_speedscope
   exit 0
 fi
 
@@ -48,3 +71,4 @@ if ! { $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-rec
   echo "deps: installation failed; run:  apt-get update && $apt_line" >&2
   exit 1
 fi
+install_speedscope

@@ -3,9 +3,10 @@
 // `pipetwin trace` output doubles as an interchange format.
 //
 // How a Timeline maps onto trace events:
-//   span     ph "X", ts/dur in microseconds drawn on whole nanoseconds so that no slice of a
-//            lane ends after the next one starts (traces/drawn_slices.h); a span that takes no
-//            time once drawn is a ph "i" (s "t") event with the same args. pid = the device's node,
+//   span     ph "X", ts/dur in microseconds drawn on a 125 ns grid so that no slice of a
+//            lane ends after the next one starts, in the viewers' arithmetic
+//            (traces/drawn_slices.h); a span that takes no time once drawn is a ph "i"
+//            (s "t") event with the same args. pid = the device's node,
 //            tid = device * kChromeTidsPerDevice + lane index. Lane indices: compute 0, send 1,
 //            recv 2, copy 3, collective 4; any other lane name takes 5, 6, 7 in order of first
 //            appearance (a fourth unknown lane is an error). cat = the lane name. args carry

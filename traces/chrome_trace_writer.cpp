@@ -458,7 +458,7 @@ class ChromeTraceWriter {
     const int64_t span_tid = tid(s.device, lane);
 
     const DrawnSlice& drawn = drawn_[i];
-    const bool instant = drawn.on_nanoseconds && drawn.dur_ns == 0;
+    const bool instant = drawn.on_grid && drawn.dur_ns == 0;
     JsonOut& out = begin_event(instant ? 'i' : 'X');
     out.put("\"name\":");
     append_string(out, s.name);
@@ -468,7 +468,7 @@ class ChromeTraceWriter {
     out.put(',');
     append_pid_tid(out, pid, span_tid);
     out.put(",\"ts\":");
-    if (drawn.on_nanoseconds) {
+    if (drawn.on_grid) {
       out.put(nanoseconds_as_micros(drawn.ts_ns));
       if (!instant) {
         out.put(",\"dur\":");
@@ -527,7 +527,7 @@ class ChromeTraceWriter {
     out.put(',');
     append_pid_tid(out, pid, span_tid);
     out.put(",\"ts\":");
-    if (drawn.on_nanoseconds) {
+    if (drawn.on_grid) {
       out.put(nanoseconds_as_micros(drawn.ts_ns + drawn.dur_ns / 2));
     } else {
       append_micros(out, s.start_s + (s.end_s - s.start_s) / 2);

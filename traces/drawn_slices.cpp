@@ -1,31 +1,32 @@
 #include "traces/drawn_slices.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <map>
 
 namespace pipetwin {
 namespace {
 
-// |t| below this many seconds keeps whole nanoseconds exact in a double (2^53 ns).
-constexpr double kNanosecondRange = 9.0e6;
+// |t| below this many seconds keeps a viewer's arithmetic exact: the time in nanoseconds
+// (Perfetto's unit) stays below 2^53, and in grid steps far below.
+constexpr double kGridRange = 9.0e6;
 
-bool on_nanoseconds(const Span& s) {
-  return std::isfinite(s.start_s) && std::isfinite(s.end_s) &&
-         std::abs(s.start_s) < kNanosecondRange && std::abs(s.end_s) < kNanosecondRange;
+bool on_grid(const Span& s) {
+  return std::isfinite(s.start_s) && std::isfinite(s.end_s) && std::abs(s.start_s) < kGridRange &&
+         std::abs(s.end_s) < kGridRange;
 }
 
-// What a viewer reads: the printed microseconds parsed as a double.
-double as_read(int64_t ns) { return std::strtod(nanoseconds_as_micros(ns).c_str(), nullptr); }
+int64_t to_grid_ns(double seconds) {
+  return std::llround(seconds * (1e9 / kDrawnGridNs)) * kDrawnGridNs;
+}
 
 }  // namespace
 
 std::string nanoseconds_as_micros(int64_t ns) {
   const bool negative = ns < 0;
   const uint64_t magnitude = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  std::string text = (negative ? "-" : "") + std::to_string(magnitude / 1000);
+  std::string text = negative ? "-" : "";
+  text += std::to_string(magnitude / 1000);
   const uint64_t fraction = magnitude % 1000;
   if (fraction != 0) {
     char digits[4];
@@ -45,12 +46,12 @@ std::vector<DrawnSlice> draw_slices(const std::vector<Span>& spans,
   std::vector<DrawnSlice> drawn(spans.size());
   std::map<int64_t, std::vector<size_t>> lanes;
   for (size_t i = 0; i < spans.size(); ++i) {
-    if (!on_nanoseconds(spans[i])) {
-      drawn[i].on_nanoseconds = false;
+    if (!on_grid(spans[i])) {
+      drawn[i].on_grid = false;
       continue;
     }
-    drawn[i].ts_ns = std::llround(spans[i].start_s * 1e9);
-    const int64_t end_ns = std::llround(spans[i].end_s * 1e9);
+    drawn[i].ts_ns = to_grid_ns(spans[i].start_s);
+    const int64_t end_ns = to_grid_ns(spans[i].end_s);
     drawn[i].dur_ns = std::max<int64_t>(0, end_ns - drawn[i].ts_ns);
     lanes[track[i]].push_back(i);
   }
@@ -68,12 +69,9 @@ std::vector<DrawnSlice> draw_slices(const std::vector<Span>& spans,
       while (next < order.size() && drawn[order[next]].dur_ns == 0) ++next;
       if (next == order.size()) break;
       const int64_t next_ts = drawn[order[next]].ts_ns;
-      // Overlapping measurements (clocks of two threads) are cut at the next start.
+      // Overlapping measurements (clocks of two threads) are cut at the next start. On the
+      // grid the end is then exactly at or before it, whatever arithmetic a viewer does.
       slice.dur_ns = std::max<int64_t>(0, std::min(slice.dur_ns, next_ts - slice.ts_ns));
-      const double next_read = as_read(next_ts);
-      while (slice.dur_ns > 0 && as_read(slice.ts_ns) + as_read(slice.dur_ns) > next_read) {
-        --slice.dur_ns;  // one nanosecond less, so the printed sum stays at or before next ts
-      }
     }
   }
   return drawn;

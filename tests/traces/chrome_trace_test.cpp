@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "timeline_equality.h"
+#include "traces/drawn_slices.h"
 
 namespace pipetwin {
 namespace {
@@ -133,9 +134,11 @@ TEST(ChromeTrace, OneCompleteEventPerSpanWithTimesIdsAndArgs) {
     EXPECT_EQ(e.at("cat"), s.lane);  // "compute" for FWD/BWD/OPTIM, else the lane
     EXPECT_EQ(e.at("pid"), t.devices[s.device].node);
     EXPECT_EQ(e.at("tid"), s.device * 8 + lane_index(s.lane));
-    // Drawn on whole nanoseconds (traces/drawn_slices.h); args keep the exact times.
-    EXPECT_NEAR(e.at("ts").get<double>(), s.start_s * 1e6, 5e-4);
-    EXPECT_NEAR(e.at("dur").get<double>(), s.duration_s() * 1e6, 1e-3);
+    // Drawn on the grid (traces/drawn_slices.h): ts within half a step of the exact start,
+    // dur within a step of the exact duration; args keep the exact times.
+    const double step_us = kDrawnGridNs * 1e-3;
+    EXPECT_NEAR(e.at("ts").get<double>(), s.start_s * 1e6, step_us / 2);
+    EXPECT_NEAR(e.at("dur").get<double>(), s.duration_s() * 1e6, step_us);
     const json& a = e.at("args");
     EXPECT_EQ(a.at("op"), s.op);
     EXPECT_EQ(a.at("stage"), s.stage);
