@@ -41,9 +41,11 @@ install_speedscope() {
     return 0
   fi
   echo "deps: installing speedscope $version"
+  # Only the trace import test needs it (and fails, saying so, without it): a machine that
+  # cannot reach the npm registry still builds and simulates.
   if ! (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); then
-    echo "deps: speedscope installation failed; run:  (cd $dir && npm ci --ignore-scripts)" >&2
-    exit 1
+    echo "deps: speedscope installation failed (only its trace import test needs it); run:" \
+      " (cd $dir && npm ci --ignore-scripts)" >&2
   fi
 }
 
