@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/exec/ring_allreduce.h"
 #include "sim/model/backward_split.h"
 #include "sim/model/training_memory.h"
+#include "sim/network/network_model.h"
 #include "sim/partition/balanced_partition.h"
 #include "sim/planner/selective_offload.h"
 #include "sim/program/validate_program.h"
@@ -54,9 +54,8 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
   for (int32_t s = 0; s + 1 < schedule.stages; ++s) {
     const double bytes =
         layout.costs[s].output_bytes_per_sample * layout.fwd_ranges.front().front().size();
-    input.transfer_s.push_back(
-        setup.cluster.link(layout.stage_device[s], layout.stage_device[s + 1])
-            .transfer_seconds(bytes));
+    input.transfer_s.push_back(device_transfer_seconds(setup.cluster, layout.stage_device[s],
+                                                       layout.stage_device[s + 1], bytes));
   }
   // Replicated stages update together, after an all-reduce among their replicas (none
   // without gradients: lowering emits none either).
@@ -64,8 +63,9 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
   if (!layout.stage_replicas.empty()) {
     for (int32_t s = 0; s < schedule.stages; ++s) {
       const int64_t bytes = layout.costs[s].gradient_bytes;
-      input.allreduce_s.push_back(
-          bytes > 0 ? ring_allreduce_seconds(setup.cluster, stage_devices(layout, s), bytes) : -1);
+      input.allreduce_s.push_back(bytes > 0 ? collective_seconds(setup.cluster, kProgramAllReduce,
+                                                                 stage_devices(layout, s), bytes)
+                                            : -1);
     }
   }
   input.update_every_microbatch = schedule.kind == proto::PIPEDREAM_ASYNC;

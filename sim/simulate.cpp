@@ -70,7 +70,7 @@ SimulationResult simulate_program(const ResolvedScenario& setup, Program program
   }
   if (const std::optional<Topology> topology =
           accounting_topology(result.program, result.setup, options.engine)) {
-    result.links = link_usage(result.program, *topology, result.times);
+    result.links = link_usage(result.program, result.setup.cluster, *topology, result.times);
   }
   result.timeline = make_timeline(result.program, result.setup.cluster, result.times, result.memory,
                                   engine_name(options.engine));

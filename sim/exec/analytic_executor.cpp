@@ -1,6 +1,7 @@
 #include "sim/exec/analytic_executor.h"
 
-#include "sim/exec/ring_allreduce.h"
+#include "sim/exec/program_collectives.h"
+#include "sim/network/point_to_point.h"
 #include "sim/program/dependency_walk.h"
 #include "sim/spec/errors.h"
 
@@ -14,22 +15,17 @@ ExecutionTimes run_analytic(const Program& program, const ClusterSpec& cluster) 
   for (int32_t i = 0; i < program.size(); ++i) {
     const Instruction& instr = program.instructions[i];
     if (is_transfer(instr.op)) {
-      durations[i] = cluster.link(instr.device, instr.peer_device)
-                         .transfer_seconds(static_cast<double>(instr.bytes));
+      durations[i] = device_transfer_seconds(cluster, instr.device, instr.peer_device,
+                                             static_cast<double>(instr.bytes));
     } else if (is_copy(instr.op)) {
-      durations[i] = cluster.host_link.transfer_seconds(static_cast<double>(instr.bytes));
+      durations[i] = host_copy_seconds(cluster, static_cast<double>(instr.bytes));
     } else {
       durations[i] = instr.compute_s;
     }
     durations[i] += instr.interference_s;
   }
   for (int32_t g = 0; g < program.num_groups(); ++g) {
-    std::vector<int32_t> devices;
-    for (int32_t m : program.members_of_group(g)) devices.push_back(program.instructions[m].device);
-    const int32_t first = program.members_of_group(g).front();
-    const double seconds =
-        ring_allreduce_seconds(cluster, devices, program.instructions[first].bytes,
-                               program.instructions[first].collectives);
+    const double seconds = group_seconds(program, cluster, g);
     for (int32_t m : program.members_of_group(g)) {
       durations[m] = seconds + program.instructions[m].interference_s;
     }

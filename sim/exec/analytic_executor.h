@@ -2,7 +2,7 @@
 // executor"). end(i) = max(end(lane predecessor), end(dependencies), partner's readiness) +
 // duration(i) Compute takes its instruction's compute_s; a transfer takes latency + bytes /
 // bandwidth of the link between its two devices; an ALLREDUCE the ring's closed form
-// (sim/exec/ring_allreduce.h). Exact and contention-free.
+// (sim/network/network_model.h). Exact and contention-free.
 #pragma once
 
 #include "sim/exec/execution_times.h"

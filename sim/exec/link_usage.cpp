@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "sim/exec/ring_allreduce.h"
+#include "sim/exec/program_collectives.h"
 
 namespace pipetwin {
 namespace {
@@ -15,8 +15,8 @@ struct FlowOnLink {
 
 }  // namespace
 
-std::vector<LinkUsage> link_usage(const Program& program, const Topology& topology,
-                                  const ExecutionTimes& times) {
+std::vector<LinkUsage> link_usage(const Program& program, const ClusterSpec& cluster,
+                                  const Topology& topology, const ExecutionTimes& times) {
   // Index 2 * link + 1 is the up direction (or the whole of a shared link), 2 * link
   // the down direction.
   std::vector<std::vector<FlowOnLink>> flows(2 * topology.links().size());
@@ -39,15 +39,18 @@ std::vector<LinkUsage> link_usage(const Program& program, const Topology& topolo
     }
   }
   for (int32_t g = 0; g < program.num_groups(); ++g) {
+    // Each flow of the collective, with all of its steps' bytes, over the span of the
+    // member that sends it.
     const auto members = program.members_of_group(g);
-    const int32_t n = static_cast<int32_t>(members.size());
-    for (int32_t k = 0; k < n; ++k) {
-      const int32_t i = members[k];
-      const int32_t c = program.instructions[i].collectives;
-      const double bytes =
-          2.0 * (n - 1) * c * ring_chunk_bytes(program.instructions[i].bytes, n * c);
-      add(program.instructions[i].device, program.instructions[members[(k + 1) % n]].device,
-          times.start_s[i], times.end_s[i], bytes);
+    for (const FlowPhase& phase : group_flows(program, cluster, g)) {
+      for (const PointFlow& flow : phase.flows) {
+        int32_t i = members.front();
+        for (int32_t m : members) {
+          if (program.instructions[m].device == flow.from) i = m;
+        }
+        add(flow.from, flow.to, times.start_s[i], times.end_s[i],
+            static_cast<double>(phase.repeats) * static_cast<double>(flow.bytes));
+      }
     }
   }
 

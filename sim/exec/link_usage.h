@@ -1,6 +1,7 @@
 // What the network carried: per link of the topology, bytes, busy time, and a
 // utilisation curve, from an executed Program. Every SEND crosses the links of its route;
-// an ALLREDUCE member sends 2(D-1) chunks to its ring successor during its span.
+// an ALLREDUCE's flows (sim/exec/program_collectives.h) cross theirs during the span of
+// the member that sends them.
 // Utilisation at time t is the sum of the average rates (bytes / duration) of the flows
 // on the link at t, divided by its bandwidth: above 1 means the analytic executor, which
 // does not model sharing, let flows overlap that the link could not carry together.
@@ -14,6 +15,7 @@
 #include "sim/cluster/topology.h"
 #include "sim/exec/execution_times.h"
 #include "sim/program/program.h"
+#include "sim/spec/cluster_spec.h"
 
 namespace pipetwin {
 
@@ -30,7 +32,7 @@ struct LinkUsage {
 };
 
 // Only links that carried something, in topology order (down before up).
-std::vector<LinkUsage> link_usage(const Program& program, const Topology& topology,
-                                  const ExecutionTimes& times);
+std::vector<LinkUsage> link_usage(const Program& program, const ClusterSpec& cluster,
+                                  const Topology& topology, const ExecutionTimes& times);
 
 }  // namespace pipetwin

@@ -11,6 +11,7 @@
 #include "sim/build_program.h"
 #include "sim/exec/interference.h"
 #include "sim/fit/least_squares.h"
+#include "sim/network/point_to_point.h"
 #include "sim/program/instruction.h"
 #include "sim/spec/errors.h"
 #include "sim/spec/unequal_plan.h"
@@ -267,7 +268,7 @@ void fit_links(const ResolvedScenario& setup, const std::vector<Measured>& spans
         const double bytes = static_cast<double>(m->span->bytes);
         double y = m->span->duration_s();
         if (keep_link[g]) {
-          y -= prior[g]->transfer_seconds(bytes);
+          y -= transfer_seconds(*prior[g], bytes);
         } else {
           row[2 * g] = 1;
         }

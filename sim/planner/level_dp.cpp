@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/network/point_to_point.h"
+#include "sim/network/two_level_allreduce.h"
 #include "sim/planner/plan_cost.h"
 
 namespace pipetwin {
@@ -102,11 +104,11 @@ void LevelDp::solve(int end) {
           seconds =
               std::max(seconds, table_.seconds[static_cast<size_t>(pair) * table_.classes + c]);
         }
-        double stage =
-            seconds / replicas + stage_allreduce_seconds(table_.gradients[pair], total_[m], copies,
-                                                         options_.link, options_.inter) /
-                                     options_.microbatches;
-        if (cut) stage = std::max(stage, cut_seconds(cut_bytes, replicas, cut_link));
+        double stage = seconds / replicas +
+                       two_level_allreduce_seconds(table_.gradients[pair], total_[m], copies,
+                                                   options_.link, options_.inter) /
+                           options_.microbatches;
+        if (cut) stage = std::max(stage, striped_transfer_seconds(cut_bytes, replicas, cut_link));
         const std::vector<int>& rests = rests_[m];
         const std::vector<int>& flights = in_flight[a];
         for (size_t r = 0; r < rests.size(); ++r) {

@@ -3,26 +3,13 @@
 #include <algorithm>
 #include <set>
 
+#include "sim/network/point_to_point.h"
+#include "sim/network/two_level_allreduce.h"
+
 namespace pipetwin {
-
-double uniform_ring_allreduce_seconds(double bytes, int ranks, const LinkSpec& link) {
-  if (ranks <= 1) return 0;
-  const double steps = 2.0 * (ranks - 1);
-  return steps / ranks * bytes / link.bandwidth_bytes_per_s + steps * link.latency_s;
-}
-
-double stage_allreduce_seconds(double bytes, int per_node, int nodes, const LinkSpec& intra,
-                               const LinkSpec& inter) {
-  return uniform_ring_allreduce_seconds(bytes, per_node, intra) +
-         uniform_ring_allreduce_seconds(bytes / per_node, nodes, inter);
-}
 
 int in_flight_microbatches(int devices_to_end, int replicas, int microbatches) {
   return std::min(microbatches, (devices_to_end + replicas - 1) / replicas);
-}
-
-double cut_seconds(double bytes, int sender_replicas, const LinkSpec& link) {
-  return link.latency_s + bytes / (link.bandwidth_bytes_per_s * sender_replicas);
 }
 
 PlanCost plan_cost(const PlannerProblem& p, const std::vector<StagePlacement>& stages) {
@@ -57,8 +44,8 @@ PlanCost plan_cost(const PlannerProblem& p, const std::vector<StagePlacement>& s
       nodes.insert(p.device_node[d]);
     }
     const int spanned = static_cast<int>(nodes.size());
-    c.allreduce_s = stage_allreduce_seconds(gradients, (replicas + spanned - 1) / spanned, spanned,
-                                            p.intra_node, p.inter_node) /
+    c.allreduce_s = two_level_allreduce_seconds(gradients, (replicas + spanned - 1) / spanned,
+                                                spanned, p.intra_node, p.inter_node) /
                     p.microbatches;
     c.time_s = c.compute_s + c.allreduce_s;
     c.in_flight = in_flight_microbatches(devices_to_end, replicas, p.microbatches);
@@ -81,7 +68,8 @@ PlanCost plan_cost(const PlannerProblem& p, const std::vector<StagePlacement>& s
       // nodes each feed their own next stage); otherwise the traffic leaves the node.
       std::set<int> next_nodes;
       for (int d : stages[s + 1].devices) next_nodes.insert(p.device_node[d]);
-      c.cut_s = cut_seconds(bytes, replicas, nodes == next_nodes ? p.intra_node : p.inter_node);
+      c.cut_s = striped_transfer_seconds(bytes, replicas,
+                                         nodes == next_nodes ? p.intra_node : p.inter_node);
     }
     cost.bottleneck_s = std::max({cost.bottleneck_s, c.time_s, c.cut_s});
     cost.stages.push_back(c);

@@ -4,8 +4,11 @@
 //
 // Per microbatch in the steady state of a pipeline, with M microbatches per iteration:
 //   stage time  = max over its devices of the stage's fwd+bwd seconds / replicas
-//               + all-reduce of its gradients / M   (once per iteration, amortised)
+//               + all-reduce of its gradients / M   (once per iteration, amortised; the
+//                 two-level all-reduce of sim/network/two_level_allreduce.h over the
+//                 replicas on each node and the nodes they span)
 //   cut time    = latency + bytes crossing the cut / (bandwidth * sender replicas)
+//                 (striped_transfer_seconds, sim/network/point_to_point.h)
 //                 (links are full duplex: activations go one way, gradients the other;
 //                 the intra-node link when both stages sit on the same nodes)
 //   bottleneck  = max over stages and cuts
@@ -22,17 +25,7 @@
 
 namespace pipetwin {
 
-// Ring all-reduce of `bytes` over `ranks`: 2(n-1)/n * bytes / bandwidth + 2(n-1) latencies.
-double uniform_ring_allreduce_seconds(double bytes, int ranks, const LinkSpec& link);
-
-// A stage replicated on `per_node` devices in each of `nodes` nodes: a ring inside each
-// node, then one across nodes per device in parallel, each carrying 1/per_node of it.
-double stage_allreduce_seconds(double bytes, int per_node, int nodes, const LinkSpec& intra,
-                               const LinkSpec& inter);
-
 int in_flight_microbatches(int devices_to_end, int replicas, int microbatches);
-
-double cut_seconds(double bytes, int sender_replicas, const LinkSpec& link);
 
 struct StagePlacement {
   std::vector<int> layers;   // model layer indices

@@ -5,7 +5,8 @@
 #include <mutex>
 #include <simgrid/s4u.hpp>
 
-#include "sim/exec/ring_allreduce.h"
+#include "sim/exec/program_collectives.h"
+#include "sim/simgrid/collective_member.h"
 #include "sim/simgrid/engine_arguments.h"
 #include "sim/simgrid/run_in_child.h"
 #include "sim/simgrid/s4u_platform.h"
@@ -22,10 +23,21 @@ int32_t host_endpoint_of(const ClusterSpec& cluster, int32_t device) {
   return static_cast<int32_t>(cluster.devices.size()) + cluster.devices[device].node;
 }
 
-// Sender -> receiver pairs of every SEND, every offload copy (both ways) and every ring
-// all-reduce step.
-std::vector<std::pair<int32_t, int32_t>> communicating_pairs(const Program& program,
-                                                             const ClusterSpec& cluster) {
+// The network model's flows of every collective group (sim/exec/program_collectives.h).
+std::vector<CollectiveSchedule> all_group_flows(const Program& program,
+                                                const ClusterSpec& cluster) {
+  std::vector<CollectiveSchedule> flows;
+  for (int32_t g = 0; g < program.num_groups(); ++g) {
+    flows.push_back(group_flows(program, cluster, g));
+  }
+  return flows;
+}
+
+// Sender -> receiver pairs of every SEND, every offload copy (both ways) and every flow of
+// a collective.
+std::vector<std::pair<int32_t, int32_t>> communicating_pairs(
+    const Program& program, const ClusterSpec& cluster,
+    const std::vector<CollectiveSchedule>& collective_flows) {
   std::vector<std::pair<int32_t, int32_t>> pairs;
   for (const Instruction& instr : program.instructions) {
     if (is_send(instr.op)) pairs.emplace_back(instr.device, instr.peer_device);
@@ -34,14 +46,7 @@ std::vector<std::pair<int32_t, int32_t>> communicating_pairs(const Program& prog
       pairs.emplace_back(host_endpoint_of(cluster, instr.device), instr.device);
     }
   }
-  for (int32_t g = 0; g < program.num_groups(); ++g) {
-    const auto members = program.members_of_group(g);
-    if (members.size() < 2) continue;  // a ring of one device moves nothing
-    for (size_t k = 0; k < members.size(); ++k) {
-      pairs.emplace_back(program.instructions[members[k]].device,
-                         program.instructions[members[(k + 1) % members.size()]].device);
-    }
-  }
+  for (const CollectiveSchedule& flows : collective_flows) append_flow_pairs(flows, pairs);
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
   return pairs;
@@ -52,10 +57,12 @@ std::vector<std::pair<int32_t, int32_t>> communicating_pairs(const Program& prog
 class LaneRunner {
  public:
   LaneRunner(const Program& program, const ClusterSpec& cluster,
-             const std::vector<sg4::Host*>& hosts, bool collective_steps)
+             const std::vector<sg4::Host*>& hosts,
+             const std::vector<CollectiveSchedule>& collective_flows, bool collective_steps)
       : p_(program),
         cluster_(cluster),
         hosts_(hosts),
+        collective_flows_(collective_flows),
         collective_steps_(collective_steps),
         remaining_(program.size()),
         ready_(program.size(), 0.0),
@@ -108,7 +115,7 @@ class LaneRunner {
     if (is_transfer(instr.op)) {
       rendezvous(i);
     } else if (is_collective(instr.op)) {
-      ring_allreduce(i);
+      collective(i);
     } else if (is_copy(instr.op)) {
       // Over the device's host link, which the GPUs behind one PCIe switch share.
       sg4::Host* device = hosts_[instr.device];
@@ -128,41 +135,14 @@ class LaneRunner {
     }
   }
 
-  // A ring all-reduce (sim/exec/ring_allreduce.h): 2(D-1) lock-step steps, in each of
-  // which every member sends a chunk to its successor. Aggregated (the default), each member
-  // sends its 2(D-1) chunks as one flow over the same route, then waits out the latency of
-  // the 2(D-1) - 1 steps that one flow does not pay, and all members end together: the same
-  // bytes on the same links, with D flows instead of 2(D-1) D. Without contention that is
-  // the closed form exactly; under contention tests hold it to the step-by-step model.
-  // Each member waits for its own flow only: the barrier after it waits for everyone's,
-  // so for every member's incoming flow too.
-  void ring_allreduce(int32_t i) {
+  // A member's part of its group's collective: the network model's flows
+  // (sim/network/network_model.h), phase by phase, all members starting together.
+  void collective(int32_t i) {
     const int32_t g = p_.group[i];
-    const auto members = p_.members_of_group(g);
-    const int32_t n = static_cast<int32_t>(members.size());
-    const int32_t k =
-        static_cast<int32_t>(std::find(members.begin(), members.end(), i) - members.begin());
-    // Several all-reduces in one op (tensor parallelism) run one after the other.
-    const int32_t collectives = p_.instructions[i].collectives;
-    const uint64_t chunk =
-        static_cast<uint64_t>(ring_chunk_bytes(p_.instructions[i].bytes, n * collectives));
-    const int32_t steps = 2 * (n - 1) * collectives;
-    const int32_t from = p_.instructions[i].device;
-    const int32_t to = p_.instructions[members[(k + 1) % n]].device;
     barriers_[g]->wait();
     const double start = sg4::Engine::get_clock();
-    if (collective_steps_) {
-      for (int32_t step = 0; step < steps; ++step) {
-        sg4::Comm::sendto_async(hosts_[from], hosts_[to], chunk)->wait();
-        barriers_[g]->wait();
-      }
-    } else if (steps > 0) {
-      const uint64_t bytes = chunk * static_cast<uint64_t>(steps);
-      sg4::Comm::sendto_async(hosts_[from], hosts_[to], bytes)->wait();
-      const double rounds_latency = (steps - 1) * route_latency(from, to);
-      if (rounds_latency > 0) sg4::this_actor::sleep_for(rounds_latency);
-      barriers_[g]->wait();
-    }
+    run_collective_member(collective_flows_[g], p_.instructions[i].device, hosts_, *barriers_[g],
+                          collective_steps_);
     record_slowed(i, start, sg4::Engine::get_clock());
   }
 
@@ -187,13 +167,6 @@ class LaneRunner {
     transferred_[other] = 1;
     wakeups_[p_.lane_index(other)]->notify_all();
     record_slowed(i, comm->get_start_time(), comm->get_finish_time());
-  }
-
-  double route_latency(int32_t from, int32_t to) const {
-    std::vector<sg4::Link*> links;
-    double latency = 0;
-    hosts_[from]->route_to(hosts_[to], links, &latency);
-    return latency;
   }
 
   // A transfer slowed by interference holds its lane for the extra time after its flow
@@ -223,6 +196,7 @@ class LaneRunner {
   const Program& p_;
   const ClusterSpec& cluster_;
   const std::vector<sg4::Host*>& hosts_;
+  const std::vector<CollectiveSchedule>& collective_flows_;  // per group
   const bool collective_steps_;
   std::vector<int32_t> remaining_;
   std::vector<double> ready_;      // when cross-lane dependencies allow a start (dispatch)
@@ -268,14 +242,17 @@ std::string simulate_in_this_process(const Program& program, const ClusterSpec& 
                                      const SimgridSettings& settings) {
   sg4::Engine& engine = start_engine(settings, actor_count(program));
 
+  const std::vector<CollectiveSchedule> collective_flows = all_group_flows(program, cluster);
   std::vector<sg4::Host*> hosts;
   if (cluster.simgrid_platform.empty()) {
-    const Topology topology = simgrid_topology(program, cluster, settings);
-    hosts = build_s4u_platform(topology, cluster, communicating_pairs(program, cluster));
+    const auto pairs = communicating_pairs(program, cluster, collective_flows);
+    const Topology topology =
+        settings.exact ? Topology::dedicated(cluster, pairs) : Topology::shared(cluster);
+    hosts = build_s4u_platform(topology, cluster, pairs);
   } else {
     hosts = load_s4u_platform(engine, cluster);
   }
-  LaneRunner runner(program, cluster, hosts, settings.collective_steps);
+  LaneRunner runner(program, cluster, hosts, collective_flows, settings.collective_steps);
   runner.start_actors();
   engine.run();
   if (runner.completed() != program.size()) {
@@ -290,8 +267,10 @@ std::string simulate_in_this_process(const Program& program, const ClusterSpec& 
 
 Topology simgrid_topology(const Program& program, const ClusterSpec& cluster,
                           const SimgridSettings& settings) {
-  return settings.exact ? Topology::dedicated(cluster, communicating_pairs(program, cluster))
-                        : Topology::shared(cluster);
+  return settings.exact
+             ? Topology::dedicated(cluster, communicating_pairs(program, cluster,
+                                                                all_group_flows(program, cluster)))
+             : Topology::shared(cluster);
 }
 
 ExecutionTimes run_simgrid(const Program& program, const ClusterSpec& cluster,

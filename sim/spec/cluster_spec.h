@@ -6,13 +6,10 @@
 
 namespace pipetwin {
 
+// What a message costs on this link: sim/network/point_to_point.h.
 struct LinkSpec {
   double bandwidth_bytes_per_s = 0;
   double latency_s = 0;
-
-  double transfer_seconds(double bytes) const {
-    return latency_s + (bandwidth_bytes_per_s > 0 ? bytes / bandwidth_bytes_per_s : 0);
-  }
 };
 
 struct DeviceSpec {

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "sim/build_program.h"
+#include "sim/network/point_to_point.h"
 
 namespace pipetwin {
 namespace {
@@ -60,8 +61,8 @@ PlanEvaluator::PlanEvaluator(const ResolvedScenario& setup) {
       // The same expressions as lowering and the analytic executor: bit-equal times.
       fwd_[i] = cost.fwd.seconds(b);
       bwd_[i] = cost.bwd.seconds(b);
-      transfer_[i] = link.transfer_seconds(
-          static_cast<double>(std::llround(cost.output_bytes_per_sample * b)));
+      transfer_[i] = transfer_seconds(
+          link, static_cast<double>(std::llround(cost.output_bytes_per_sample * b)));
     }
   }
 }

@@ -2,7 +2,7 @@
 // rounds, the rounds' latencies added) against the step-by-step model (2(D-1) lock-step
 // rounds of D flows): under contention, with pipeline transfers sharing the links, on one
 // node and across two, they agree within 1%. (Without contention both equal the closed
-// form: tests/sim/exec/ring_allreduce_test.cpp.)
+// form: tests/sim/network/ring_allreduce_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -97,7 +97,7 @@ TEST(DataParallel, LinkUsageAccountsTheRingTraffic) {
     if (p.instructions[i].op == Op::kAllreduce) duration = t.end_s[i] - t.start_s[i];
   }
   bool found_switch = false;
-  for (const LinkUsage& u : link_usage(p, topology, t)) {
+  for (const LinkUsage& u : link_usage(p, setup.cluster, topology, t)) {
     if (u.name != "pcie_switch0") continue;
     found_switch = true;
     // 4 members x 2(D-1) = 6 steps x a 1e8-byte chunk each, all through the switch.

@@ -1,0 +1,25 @@
+#include "sim/exec/program_collectives.h"
+
+#include "sim/network/network_model.h"
+
+namespace pipetwin {
+
+std::vector<int32_t> group_devices(const Program& program, int32_t group) {
+  std::vector<int32_t> devices;
+  for (int32_t m : program.members_of_group(group)) {
+    devices.push_back(program.instructions[m].device);
+  }
+  return devices;
+}
+
+CollectiveSchedule group_flows(const Program& program, const ClusterSpec& cluster, int32_t group) {
+  const Instruction& first = program.instructions[program.members_of_group(group).front()];
+  return collective_flows(cluster, kProgramAllReduce, group_devices(program, group), first.bytes,
+                          first.collectives);
+}
+
+double group_seconds(const Program& program, const ClusterSpec& cluster, int32_t group) {
+  return lock_step_seconds(cluster, group_flows(program, cluster, group));
+}
+
+}  // namespace pipetwin

@@ -1,0 +1,72 @@
+#include "sim/simgrid/collective_member.h"
+
+#include <algorithm>
+
+namespace pipetwin {
+namespace {
+
+namespace sg4 = simgrid::s4u;
+
+double route_latency(sg4::Host* from, sg4::Host* to) {
+  std::vector<sg4::Link*> links;
+  double latency = 0;
+  from->route_to(to, links, &latency);
+  return latency;
+}
+
+// Starts the member's flows of one phase, `bytes_factor` times their bytes each, and waits
+// for all of them.
+std::vector<sg4::CommPtr> send_and_wait(const std::vector<const PointFlow*>& flows,
+                                        const std::vector<sg4::Host*>& hosts,
+                                        uint64_t bytes_factor) {
+  std::vector<sg4::CommPtr> comms;
+  for (const PointFlow* flow : flows) {
+    comms.push_back(sg4::Comm::sendto_async(hosts[flow->from], hosts[flow->to],
+                                            static_cast<uint64_t>(flow->bytes) * bytes_factor));
+  }
+  for (const sg4::CommPtr& comm : comms) comm->wait();
+  return comms;
+}
+
+}  // namespace
+
+void run_collective_member(const CollectiveSchedule& schedule, int32_t device,
+                           const std::vector<sg4::Host*>& hosts, sg4::Barrier& barrier,
+                           bool step_by_step) {
+  std::vector<const PointFlow*> own;
+  for (const FlowPhase& phase : schedule) {
+    own.clear();
+    for (const PointFlow& flow : phase.flows) {
+      if (flow.from == device) own.push_back(&flow);
+    }
+    if (step_by_step) {
+      for (int32_t step = 0; step < phase.repeats; ++step) {
+        send_and_wait(own, hosts, 1);
+        barrier.wait();
+      }
+      continue;
+    }
+    const std::vector<sg4::CommPtr> comms =
+        send_and_wait(own, hosts, static_cast<uint64_t>(phase.repeats));
+    // Each flow is due its other steps' latencies after it ended; the last one to end
+    // (ended now) has waited nothing of them yet.
+    const double now = sg4::Engine::get_clock();
+    double rest = 0;
+    for (size_t k = 0; k < own.size(); ++k) {
+      const double latencies =
+          (phase.repeats - 1) * route_latency(hosts[own[k]->from], hosts[own[k]->to]);
+      rest = std::max(rest, latencies - (now - comms[k]->get_finish_time()));
+    }
+    if (rest > 0) sg4::this_actor::sleep_for(rest);
+    barrier.wait();
+  }
+}
+
+void append_flow_pairs(const CollectiveSchedule& schedule,
+                       std::vector<std::pair<int32_t, int32_t>>& pairs) {
+  for (const FlowPhase& phase : schedule) {
+    for (const PointFlow& flow : phase.flows) pairs.emplace_back(flow.from, flow.to);
+  }
+}
+
+}  // namespace pipetwin
