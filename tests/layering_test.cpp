@@ -47,6 +47,7 @@ const std::map<std::string, int>& layers() {
       {"backend/replay", 31},
       {"backend/torch", 32},
       {"backend/cuda", 32},
+      {"backend/run", 35},
       {"cli", 40},
       {"sim/chakra", 12},
       {"python", 50},
