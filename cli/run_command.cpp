@@ -23,6 +23,7 @@
 #include "cli/freeze_report.h"
 #include "cli/report.h"
 #include "cli/resource_options.h"
+#include "report/html_page.h"
 #include "report/text_units.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/exec/memory_curve.h"

@@ -76,6 +76,12 @@ struct Recorder final : RealRunReporter {
   }
 };
 
+Script cuda_script() {
+  Script script;
+  script.name = "cuda";
+  return script;
+}
+
 class RealRunDriver : public ::testing::Test {
  protected:
   void SetUp() override { ::unsetenv("RANK"); }  // this process is the parent, not a rank
@@ -101,7 +107,7 @@ class RealRunDriver : public ::testing::Test {
   LoadedScenario loaded_ = load_scenario("builtin:mlp-cpu-2rank", {});
   ResolvedScenario setup_ = resolve_scenario(loaded_);
   Script torch_;
-  Script cuda_{"cuda"};
+  Script cuda_ = cuda_script();
   Recorder recorder_;
 };
 
