@@ -21,8 +21,8 @@
 namespace pipetwin {
 namespace {
 
-// The MLP of scenarios/mlp-cpu-2rank.textproto (hidden 512) or a tiny one (hidden 32) whose compute is so
-// short that the executor's fixed cost per instruction shows.
+// The MLP of scenarios/mlp-cpu-2rank.textproto (hidden 512) or a tiny one (hidden 32) whose compute
+// is so short that the executor's fixed cost per instruction shows.
 void BM_ExecutorOverhead(benchmark::State& state) {
   const int hidden = static_cast<int>(state.range(0));
   const int iterations = static_cast<int>(state.range(1));
@@ -37,7 +37,7 @@ void BM_ExecutorOverhead(benchmark::State& state) {
   for (auto _ : state) {
     RankEnvironment env;
     env.master_port = free_local_port();
-    const RealRunResult run = run_as_rank(setup, program, env, {});
+    const MeasuredRun run = run_as_rank(setup, program, env, {});
     const double begin = *std::min_element(run.times.start_s.begin(), run.times.start_s.end());
     const double end = *std::max_element(run.times.end_s.begin(), run.times.end_s.end());
     executor.push_back(end - begin);

@@ -1,21 +1,20 @@
-// `pipetwin calibrate SCENARIO [--nproc 2] [--sizes ...] [--backend gloo|cuda] [-o FILE]`:
-// measures the link between two ranks (Gloo point-to-point) and writes the scenario again
-// with that intra_node bandwidth and latency, so that the simulators predict this machine.
-// `--backend cuda` measures the GPUs instead (backend/cuda: NCCL send/recv between GPUs 0
-// and 1 for intra_node, pinned host->device copies for host_link), and falls back to Gloo
-// when no GPU is visible. Built into `pipetwin-real` only.
+// `pipetwin calibrate SCENARIO [--nproc 2] [--sizes ...] [--backend torch|cuda] [-o FILE]`:
+// measures the link between two ranks (LibTorch ranks, Gloo point-to-point) and writes the
+// scenario again with that intra_node bandwidth and latency, so that the simulators predict
+// this machine. `--backend cuda` measures the GPUs instead (NCCL send/recv between GPUs 0
+// and 1 for intra_node, pinned host->device copies for host_link, cuBLAS GEMMs for the
+// zoo's efficiency), and falls back to CPU ranks when no GPU is visible. Both go through
+// the real-backend seam (backend/common/real_backend.h). Built into `pipetwin-real` only.
 
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
-#if PIPETWIN_HAS_CUDA
-#include "backend/cuda/cuda_calibration.h"
-#endif
 #include "app/calibrate_from_trace.h"
 #include "backend/common/local_launcher.h"
-#include "backend/torch/link_calibration.h"
+#include "backend/run/built_backends.h"
+#include "backend/run/real_run_driver.h"
 #include "cli/cli_app.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/scenario_writer.h"
@@ -31,16 +30,15 @@ struct CalibrateArgs {
   int repeats = 9;
   double timeout_s = 60;
   std::string output;
-  std::string backend = "gloo";
+  std::string backend = "torch";
   std::vector<std::string> from_timelines;
   bool alone = false;
   std::vector<std::string> overrides;
 };
 
-#if PIPETWIN_HAS_CUDA
 // The zoo's efficiency and utilisation curve from the GEMMs of the scenario's precision,
 // against its gpu.peak_tflops; returns the header lines saying so.
-std::string gemm_efficiency(const CudaCalibration& cuda, LoadedScenario& loaded) {
+std::string gemm_efficiency(const Calibration& cuda, LoadedScenario& loaded) {
   proto::Scenario& s = loaded.scenario;
   const proto::Precision precision = s.training().precision();
   const std::vector<GemmSample>& samples = precision == proto::BF16   ? cuda.gemm_bf16
@@ -60,6 +58,7 @@ std::string gemm_efficiency(const CudaCalibration& cuda, LoadedScenario& loaded)
     std::cerr << "m = " << std::left << std::setw(18) << cuda.gemm_bf16[i].m << std::right
               << tflops(cuda.gemm_bf16) << tflops(cuda.gemm_fp16) << tflops(cuda.gemm_fp32) << "\n";
   }
+  if (cuda.gemm_bf16.empty()) return "";
   if (!s.model().has_zoo() || !s.cluster().gpu().has_peak_tflops()) {
     std::cerr << "pipetwin calibrate: no zoo model: the GEMM efficiency is not written\n";
     return "";
@@ -82,64 +81,51 @@ std::string gemm_efficiency(const CudaCalibration& cuda, LoadedScenario& loaded)
   return line.str();
 }
 
-// One process drives the GPUs: copies on GPU 0, NCCL between GPUs 0 and 1.
-void calibrate_with_cuda(const CalibrateArgs& args, LoadedScenario& loaded) {
-  CudaCalibration cuda;
-  try {
-    cuda = calibrate_cuda(args.sizes, args.repeats);
-  } catch (const std::exception& e) {
-    throw RuntimeFailure(std::string("CUDA calibration failed: ") + e.what());
-  }
+// The GPUs as one process measured them: copies on GPU 0, NCCL between GPUs 0 and 1.
+void write_gpu_calibration(const CalibrateArgs& args, LoadedScenario& loaded,
+                           const Calibration& gpu) {
   auto us = [](double seconds) {
     std::ostringstream text;
     text << std::fixed << std::setprecision(2) << std::setw(10) << seconds * 1e6 << " us";
     return text.str();
   };
-  std::cerr << "CUDA calibration on " << cuda.device_name << " (" << cuda.device_count
+  const MeasuredLink& h2d = *gpu.host_to_device;
+  const MeasuredLink& d2h = *gpu.device_to_host;
+  std::cerr << "CUDA calibration on " << gpu.device_name << " (" << gpu.device_count
             << " GPU(s) visible)\n"
             << "bytes           host->device      device->host      NCCL p2p 0->1\n";
-  for (size_t i = 0; i < cuda.h2d_samples.size(); ++i) {
-    std::cerr << std::left << std::setw(14) << static_cast<int64_t>(cuda.h2d_samples[i].first)
-              << std::right << "  " << us(cuda.h2d_samples[i].second) << "  "
-              << us(cuda.d2h_samples[i].second) << "  "
-              << (cuda.nccl_p2p_measured ? us(cuda.nccl_p2p_samples[i].second) : "   -") << "\n";
+  for (size_t i = 0; i < h2d.samples.size(); ++i) {
+    std::cerr << std::left << std::setw(14) << static_cast<int64_t>(h2d.samples[i].first)
+              << std::right << "  " << us(h2d.samples[i].second) << "  "
+              << us(d2h.samples[i].second) << "  "
+              << (gpu.intra_node ? us(gpu.intra_node->samples[i].second) : "   -") << "\n";
   }
   auto print_fit = [](const char* name, const LinkFit& fit) {
     std::cerr << name << " fit: latency " << fit.latency_s * 1e6 << " us, bandwidth "
               << fit.bandwidth_bytes_per_s / 1e9 << " GB/s\n";
   };
-  print_fit("host->device", cuda.h2d);
-  print_fit("device->host", cuda.d2h);
+  print_fit("host->device", h2d.fit);
+  print_fit("device->host", d2h.fit);
   std::string header =
       "# host_link measured by `pipetwin calibrate --backend cuda` (pinned host->device "
       "copies on " +
-      cuda.device_name + ").\n";
+      gpu.device_name + ").\n";
   proto::Link* host = loaded.scenario.mutable_cluster()->mutable_host_link();
-  host->set_bandwidth_gbytes_per_s(cuda.h2d.bandwidth_bytes_per_s / 1e9);
-  host->set_latency_us(cuda.h2d.latency_s * 1e6);
-  if (cuda.nccl_p2p_measured) {
-    print_fit("NCCL p2p", cuda.nccl_p2p);
+  host->set_bandwidth_gbytes_per_s(h2d.fit.bandwidth_bytes_per_s / 1e9);
+  host->set_latency_us(h2d.fit.latency_s * 1e6);
+  if (gpu.intra_node) {
+    print_fit("NCCL p2p", gpu.intra_node->fit);
     proto::Link* intra = loaded.scenario.mutable_cluster()->mutable_intra_node();
-    intra->set_bandwidth_gbytes_per_s(cuda.nccl_p2p.bandwidth_bytes_per_s / 1e9);
-    intra->set_latency_us(cuda.nccl_p2p.latency_s * 1e6);
+    intra->set_bandwidth_gbytes_per_s(gpu.intra_node->fit.bandwidth_bytes_per_s / 1e9);
+    intra->set_latency_us(gpu.intra_node->fit.latency_s * 1e6);
     header +=
         "# intra_node measured by `pipetwin calibrate --backend cuda` (NCCL send/recv "
         "between GPUs 0 and 1).\n";
   } else {
-    std::cerr << "pipetwin calibrate: " << cuda.nccl_p2p_note << "\n";
+    std::cerr << "pipetwin calibrate: " << gpu.intra_node_note << "\n";
   }
-  header += gemm_efficiency(cuda, loaded);
+  header += gemm_efficiency(gpu, loaded);
   write_scenario(loaded.scenario, loaded, header, args.output, "calibrated scenario");
-}
-#endif
-
-// The command line the local ranks run: this one with `--backend gloo`.
-std::vector<std::string> with_gloo_backend(std::vector<std::string> argv) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    if (argv[i] == "--backend" && i + 1 < argv.size()) argv[i + 1] = "gloo";
-    if (argv[i].rfind("--backend=", 0) == 0) argv[i] = "--backend=gloo";
-  }
-  return argv;
 }
 
 void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& argv) {
@@ -150,31 +136,32 @@ void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& ar
   for (int64_t s : args.sizes) {
     if (s < 4) throw InputError("--sizes: each message needs at least 4 bytes");
   }
-  std::vector<std::string> rank_argv = argv;
-  if (args.backend == "cuda") {
-#if PIPETWIN_HAS_CUDA
-    // Under a launcher (torchrun, ...) rank 0 speaks and, with GPUs, measures them alone.
-    const bool speaks = !launched_as_rank() || rank_environment().rank == 0;
-    if (const std::string reason = cuda_unavailable(); reason.empty()) {
-      if (speaks) calibrate_with_cuda(args, loaded);
+  // Under a launcher (torchrun, ...) rank 0 speaks and, with GPUs, measures them alone.
+  const bool speaks = !launched_as_rank() || rank_environment().rank == 0;
+  std::string name = canonical_backend_name(args.backend, speaks ? &std::cerr : nullptr);
+  std::unique_ptr<RealBackend> backend = make_built_backend(name, nullptr);
+  const CalibrationRequest request{args.sizes, args.repeats, args.timeout_s};
+  if (backend->calibrates_in_one_process()) {
+    if (const std::string reason = backend->unavailable(); reason.empty()) {
+      if (speaks) write_gpu_calibration(args, loaded, backend->calibrate({}, request));
       return;
     } else if (speaks) {
-      std::cerr << "pipetwin calibrate: " << reason << "; falling back to Gloo on CPU ranks\n";
+      std::cerr << "pipetwin calibrate: " << reason
+                << "; falling back to CPU ranks (--backend torch)\n";
     }
-    rank_argv = with_gloo_backend(argv);  // the local ranks need not look again
-#else
-    throw RuntimeFailure("this build has no CUDA backend (nvcc not found at configure time)");
-#endif
+    name = "torch";
+    backend = make_built_backend(name, nullptr);
   }
   if (!launched_as_rank()) {
-    launch_local_ranks_or_throw(rank_argv, args.nproc, args.timeout_s);
+    // The local ranks need not resolve the name, nor look for GPUs, again.
+    launch_local_ranks_or_throw(with_backend_argument(argv, name), args.nproc, args.timeout_s);
     return;
   }
   const RankEnvironment env = rank_environment();
   // Alone, then as a run sees it: both ranks computing meanwhile.
-  const LinkCalibrations links = calibrate_link(env, args.sizes, args.repeats, args.timeout_s);
-  const LinkCalibration& idle = links.alone;
-  const LinkCalibration& loaded_link = links.under_load;
+  const Calibration links = backend->calibrate(env, request);
+  const MeasuredLink& idle = *links.intra_node_alone;
+  const MeasuredLink& loaded_link = *links.intra_node;
   if (env.rank != 0) return;
   std::cerr << "bytes        one-way alone   one-way while both ranks compute\n";
   for (size_t k = 0; k < idle.samples.size(); ++k) {
@@ -182,25 +169,25 @@ void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& ar
               << std::setw(10) << idle.samples[k].second * 1e6 << " us  " << std::setw(10)
               << loaded_link.samples[k].second * 1e6 << " us\n";
   }
-  auto fit_text = [](const LinkCalibration& link) {
+  auto fit_text = [](const MeasuredLink& link) {
     std::ostringstream text;
-    text << "latency " << link.latency_s * 1e6 << " us, bandwidth "
-         << link.bandwidth_bytes_per_s / 1e9 << " GB/s";
+    text << "latency " << link.fit.latency_s * 1e6 << " us, bandwidth "
+         << link.fit.bandwidth_bytes_per_s / 1e9 << " GB/s";
     return text.str();
   };
   std::cerr << "fit alone:        " << fit_text(idle) << "\n"
             << "fit under load:   " << fit_text(loaded_link) << "\n";
-  const LinkCalibration& chosen = args.alone ? idle : loaded_link;
+  const MeasuredLink& chosen = args.alone ? idle : loaded_link;
   proto::Link* intra = loaded.scenario.mutable_cluster()->mutable_intra_node();
-  intra->set_bandwidth_gbytes_per_s(chosen.bandwidth_bytes_per_s / 1e9);
-  intra->set_latency_us(chosen.latency_s * 1e6);
-  write_scenario(loaded.scenario, loaded,
-                 "# intra_node measured by `pipetwin calibrate` (Gloo point-to-point, " +
-                     std::to_string(args.nproc) + " ranks" +
-                     (args.alone ? ", alone" : ", while every rank computes: the median exchange") +
-                     ").\n# Alone: " + fit_text(idle) + "; under load: " + fit_text(loaded_link) +
-                     ".\n",
-                 args.output, "calibrated scenario");
+  intra->set_bandwidth_gbytes_per_s(chosen.fit.bandwidth_bytes_per_s / 1e9);
+  intra->set_latency_us(chosen.fit.latency_s * 1e6);
+  write_scenario(
+      loaded.scenario, loaded,
+      "# intra_node measured by `pipetwin calibrate` (LibTorch ranks, Gloo point-to-point, " +
+          std::to_string(args.nproc) + " ranks" +
+          (args.alone ? ", alone" : ", while every rank computes: the median exchange") +
+          ").\n# Alone: " + fit_text(idle) + "; under load: " + fit_text(loaded_link) + ".\n",
+      args.output, "calibrated scenario");
 }
 
 }  // namespace
@@ -226,9 +213,9 @@ void add_calibrate_command(CLI::App& app, const std::vector<std::string>& argv) 
                 "write the link as measured with idle ranks (default: while every rank "
                 "computes, as in a run)");
   cmd->add_option("--backend", args->backend,
-                  "gloo: CPU ranks; cuda: GPUs with CUDA + NCCL (falls back to gloo without one)")
-      ->default_val("gloo")
-      ->check(CLI::IsMember({"gloo", "cuda"}));
+                  "torch: LibTorch ranks on CPU, over Gloo (`gloo` is accepted for it); cuda: "
+                  "GPUs with CUDA + NCCL (falls back to torch without one)")
+      ->default_val("torch");
   cmd->callback([args, argv] { run_calibrate(*args, argv); });
 }
 

@@ -1,5 +1,5 @@
-// `profile` and `calibrate` in a `pipetwin-real` built without LibTorch: they measure with
-// LibTorch, so each says what to install. Compiled only then.
+// `profile` in a `pipetwin-real` built without LibTorch: it measures with LibTorch, so it
+// says what to install. Compiled only then.
 #include "cli/cli_app.h"
 #include "sim/spec/errors.h"
 
@@ -20,9 +20,6 @@ void add_unavailable(CLI::App& app, const std::string& name, const std::string& 
 
 void add_profile_command(CLI::App& app) {
   add_unavailable(app, "profile", "measure per-layer costs with LibTorch (not built)");
-}
-void add_calibrate_command(CLI::App& app, const std::vector<std::string>&) {
-  add_unavailable(app, "calibrate", "measure the links between ranks (not built)");
 }
 
 }  // namespace pipetwin

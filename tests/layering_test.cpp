@@ -49,6 +49,7 @@ const std::map<std::string, int>& layers() {
       {"backend/replay", 31},
       {"backend/torch", 32},
       {"backend/cuda", 32},
+      {"backend/run", 35},
       {"app", 35},
       // The consumers at the top are peers: the command line and the Python module both call
       // app/, benchmarks and fuzz harnesses the libraries; none includes another.

@@ -1,4 +1,4 @@
-// `pipetwin run --backend cuda` on one rank (see backend/replay/replay_run.h). No LibTorch:
+// The CUDA replay on one rank (see backend/replay/replay_run.h). No LibTorch:
 // NCCL's bootstrap is the rendezvous and NCCL all-reduces merge the times, so a machine
 // with the CUDA toolkit and NCCL needs nothing else.
 #include "backend/replay/replay_run.h"
@@ -97,7 +97,7 @@ class RankReplay {
   }
 
   // Every rank's times of `program` (time 0: its common start) and GPU figures.
-  ReplayRunResult run(const ResolvedScenario& setup, const Program& program) {
+  MeasuredRun run(const ResolvedScenario& setup, const Program& program) {
     ReplayPlan plan = make_replay_plan(program, env_.rank, sizing_of(setup, env_.rank));
     plan.stash_reserve_bytes = simulated_stash_peak(plan, program, setup);
     ReplayResult replay;
@@ -106,19 +106,20 @@ class RankReplay {
     } catch (const std::exception& e) {
       throw RuntimeFailure(rank_failure(env_, e));
     }
-    ReplayRunResult result;
+    MeasuredRun result;
     result.times.start_s = std::move(replay.start_s);
     result.times.end_s = std::move(replay.end_s);
     pair_transfer_times(program, result.times);
+    GpuFigures& gpu = result.gpu.emplace();
     for (int r = 0; r < env_.world_size; ++r) {
-      result.memory.push_back({replay.stash_peak_bytes[r], replay.peak_pool_bytes[r],
-                               replay.device_used_bytes[r], replay.device_total_bytes[r]});
-      if (replay.shared_gpu[r]) result.shared_gpu_ranks.push_back(r);
+      gpu.memory.push_back({replay.stash_peak_bytes[r], replay.peak_pool_bytes[r],
+                            replay.device_used_bytes[r], replay.device_total_bytes[r]});
+      if (replay.shared_gpu[r]) gpu.shared_gpu_ranks.push_back(r);
     }
-    result.device_name = replay.device_name;
-    result.host_enqueue_s = replay.host_enqueue_s;
-    result.spin_scale = replay.spin_scale;
-    result.allocation_stalls = replay.allocation_stalls;
+    gpu.device_name = replay.device_name;
+    gpu.host_enqueue_s = replay.host_enqueue_s;
+    gpu.spin_scale = replay.spin_scale;
+    gpu.allocation_stalls = replay.allocation_stalls;
     return result;
   }
 
@@ -140,38 +141,34 @@ void keep_largest(std::vector<RankGpuMemory>& into, const std::vector<RankGpuMem
 
 }  // namespace
 
-std::string cuda_replay_unavailable() {
-  const std::string why = cuda_unavailable();
-  if (why.empty()) return "";
-  return why + "; run on CPU ranks with --backend torch (the default)";
-}
-
-ReplayRunResult replay_as_rank(const ResolvedScenario& setup, const Program& program,
-                               const RankEnvironment& env) {
+MeasuredRun replay_as_rank(const ResolvedScenario& setup, const Program& program,
+                           const RankEnvironment& env) {
   RankReplay rank(env, program.num_devices);
   return rank.run(setup, program);
 }
 
-ReplayTrainingRun replay_freezing_as_rank(const ResolvedScenario& setup, const RankEnvironment& env,
-                                          int32_t iterations_per_phase) {
+MeasuredRun replay_freezing_as_rank(const ResolvedScenario& setup, const RankEnvironment& env,
+                                    int32_t iterations_per_phase) {
   // Every rank plans alike: the analytic engine is deterministic.
   const TrainingRun planned = simulate_training(setup, SimulationOptions{});
   const PhasePlan& first = planned.phases.front().plan;
   RankReplay rank(env, first.stages * first.data_parallel);
-  ReplayTrainingRun run;
+  MeasuredRun run;
+  FreezingFigures& freezing = run.freezing.emplace();
+  GpuFigures& gpu = run.gpu.emplace();
   double clock = 0;  // the Programs back to back on one timeline
   uint64_t parts = 0;
-  auto record = [&](const ReplayRunResult& result, const Program& program,
-                    const ResolvedScenario& part, int32_t iteration) {
-    append_timeline(run.timeline,
+  auto record = [&](const MeasuredRun& result, const Program& program, const ResolvedScenario& part,
+                    int32_t iteration) {
+    append_timeline(freezing.timeline,
                     make_timeline(program, part.cluster, result.times,
                                   memory_curve(program, result.times), "cuda"),
                     clock, iteration, parts++);
     // Each Program's times start at its own time 0: the next one goes after this one's end.
     clock += *std::max_element(result.times.end_s.begin(), result.times.end_s.end());
-    keep_largest(run.memory, result.memory);
-    run.device_name = result.device_name;
-    run.shared_gpu_ranks = result.shared_gpu_ranks;
+    keep_largest(gpu.memory, result.gpu->memory);
+    gpu.device_name = result.gpu->device_name;
+    gpu.shared_gpu_ranks = result.gpu->shared_gpu_ranks;
   };
   for (size_t k = 0; k < planned.phases.size(); ++k) {
     if (k > 0) {
@@ -182,30 +179,31 @@ ReplayTrainingRun replay_freezing_as_rank(const ResolvedScenario& setup, const R
       const Program migration = migration_program(setup, from, to);
       moved.seconds = 0;
       if (migration.size() > 0) {
-        const ReplayRunResult result = rank.run(setup, migration);
+        const MeasuredRun result = rank.run(setup, migration);
         moved.seconds = result.times.span_s();
         record(result, migration, setup, moved.iteration);
       }
-      run.migrations.push_back(moved);
-      run.timeline.instants.push_back(
+      freezing.migrations.push_back(moved);
+      freezing.timeline.instants.push_back(
           {0, "freeze " + std::to_string(to.frozen_layers) + " layers", clock});
-      run.timeline.instants.push_back({0,
-                                       "repartition " + std::to_string(to.stages) + " stages x " +
-                                           std::to_string(to.data_parallel) + " replicas",
-                                       clock});
+      freezing.timeline.instants.push_back({0,
+                                            "repartition " + std::to_string(to.stages) +
+                                                " stages x " + std::to_string(to.data_parallel) +
+                                                " replicas",
+                                            clock});
     }
     TrainingPhase phase = planned.phases[k];
     ResolvedScenario part = phase_setup(setup, phase.plan);
     const int32_t replayed = std::max(1, std::min(iterations_per_phase, phase.iterations));
     part.training.iterations = replayed;
     const Program program = build_program(part);
-    const ReplayRunResult result = rank.run(part, program);
+    const MeasuredRun result = rank.run(part, program);
     phase.iteration_time_s = result.times.span_s() / replayed;
     record(result, program, part, phase.first_iteration);
-    run.training_time_s += phase.iteration_time_s * phase.iterations;
-    run.phases.push_back(phase);
+    freezing.training_time_s += phase.iteration_time_s * phase.iterations;
+    freezing.phases.push_back(phase);
   }
-  for (const Migration& m : run.migrations) run.training_time_s += m.seconds;
+  for (const Migration& m : freezing.migrations) freezing.training_time_s += m.seconds;
   return run;
 }
 

@@ -12,8 +12,8 @@
 #include "sim/spec/errors.h"
 
 namespace pipetwin {
-RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEnvironment& env,
-                                     const RealRunOptions& options) {
+MeasuredRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEnvironment& env,
+                                 const RealRunOptions& options) {
   const FreezeSpec& spec = setup.freeze;
   const int32_t layers = static_cast<int32_t>(setup.model.layers.size());
   const int32_t iterations = setup.training.iterations;
@@ -28,7 +28,8 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
   }
   RankSession session = open_session(env, options.timeout_s);
   RankModel model(zoo_architecture(*setup.zoo), setup.training.optimizer, options.seed);
-  RealTrainingRun run;
+  MeasuredRun run;
+  FreezingFigures& freezing = run.freezing.emplace();
   // Intervals in 64 bits: an interval near the largest int32 must not overflow.
   run.gradient_norms.assign(static_cast<size_t>((int64_t{iterations} + interval - 1) / interval),
                             std::vector<double>(layers));
@@ -38,7 +39,7 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
   auto close_phase = [&](int32_t next_iteration) {
     phase.iterations = next_iteration - phase.first_iteration;
     if (phase.iterations > 0) phase.iteration_time_s /= phase.iterations;
-    run.phases.push_back(phase);
+    freezing.phases.push_back(phase);
   };
 
   int32_t it = 0;
@@ -54,7 +55,7 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
     const Program program = build_program(part);
     RealRunOptions part_options = options;
     part_options.gradient_interval = end - it;
-    const RealRunResult result =
+    const MeasuredRun result =
         execute_on_rank(part, program, session, model, part_options, ProgramContext{it, {}});
     run.losses.insert(run.losses.end(), result.losses.begin(), result.losses.end());
     run.weights = result.weights;
@@ -63,7 +64,7 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
     }
     phase.iteration_time_s += result.times.span_s();
     const MemoryCurve memory = memory_curve(with_measured_stash(program, result), result.times);
-    append_timeline(run.timeline,
+    append_timeline(freezing.timeline,
                     make_timeline(program, part.cluster, result.times, memory, "torch"), 0, it,
                     parts++);
     it = end;
@@ -89,21 +90,20 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
     m.iteration = it;
     int64_t model_bytes = 0;
     if (migration.size() > 0) {
-      const RealRunResult moved =
-          execute_on_rank(setup, migration, session, model, options, moving);
+      const MeasuredRun moved = execute_on_rank(setup, migration, session, model, options, moving);
       for (int32_t i = 0; i < migration.size(); ++i) {
         if (migration.instructions[i].op != Op::kMigrate) continue;
         m.bytes += moved.payload_bytes[i];
         model_bytes += migration.instructions[i].bytes;
       }
       m.seconds = moved.times.span_s();
-      append_timeline(run.timeline,
+      append_timeline(freezing.timeline,
                       make_timeline(migration, setup.cluster, moved.times,
                                     memory_curve(migration, moved.times), "torch"),
                       0, it, parts++);
     }
-    run.migrations.push_back(m);
-    run.migration_model_bytes.push_back(model_bytes);
+    freezing.migrations.push_back(m);
+    freezing.migration_model_bytes.push_back(model_bytes);
     std::set<int> kept;
     for (int32_t l = 0; l < layers; ++l) {
       if (holds_layer(next, env.rank, l)) kept.insert(l);
@@ -116,17 +116,18 @@ RealTrainingRun run_freezing_as_rank(const ResolvedScenario& setup, const RankEn
                              std::to_string(it));
       }
     }
-    run.timeline.instants.push_back(
+    freezing.timeline.instants.push_back(
         {0, "freeze " + std::to_string(frozen) + " layers", event_time});
-    run.timeline.instants.push_back({0,
-                                     "repartition " + std::to_string(next.stages) + " stages x " +
-                                         std::to_string(next.data_parallel) + " replicas",
-                                     event_time});
+    freezing.timeline.instants.push_back({0,
+                                          "repartition " + std::to_string(next.stages) +
+                                              " stages x " + std::to_string(next.data_parallel) +
+                                              " replicas",
+                                          event_time});
     plan = next;
     phase = TrainingPhase{plan, it, 0, 0};
   }
   close_phase(iterations);
-  run.training_time_s = steady_now_s() - session.clock_base_s;
+  freezing.training_time_s = steady_now_s() - session.clock_base_s;
   return run;
 }
 

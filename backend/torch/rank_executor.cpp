@@ -84,7 +84,7 @@ RankExecutor::RankExecutor(const ResolvedScenario& setup, const Program& program
   times_.end_s.assign(p_.size(), 0.0);
 }
 
-RealRunResult RankExecutor::run() {
+MeasuredRun RankExecutor::run() {
   join_collective_groups();
   clock_base_ = session_.clock_base_s;
   // The shared runner (backend/common/lane_runner.h): compute on this thread; send, recv
@@ -148,9 +148,9 @@ void RankExecutor::perform(int32_t i) {
   }
 }
 
-RealRunResult execute_on_rank(const ResolvedScenario& setup, const Program& program,
-                              RankSession& session, RankModel& model, const RealRunOptions& options,
-                              const ProgramContext& context) {
+MeasuredRun execute_on_rank(const ResolvedScenario& setup, const Program& program,
+                            RankSession& session, RankModel& model, const RealRunOptions& options,
+                            const ProgramContext& context) {
   RankExecutor executor(setup, program, session, model, options, context);
   return executor.run();
 }
@@ -195,8 +195,8 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
   return "";
 }
 
-RealRunResult run_as_rank(const ResolvedScenario& setup, const Program& program,
-                          const RankEnvironment& env, const RealRunOptions& options) {
+MeasuredRun run_as_rank(const ResolvedScenario& setup, const Program& program,
+                        const RankEnvironment& env, const RealRunOptions& options) {
   if (env.world_size != program.num_devices) {
     throw InputError("WORLD_SIZE=" + std::to_string(env.world_size) + " but the schedule needs " +
                      std::to_string(program.num_devices) + " ranks (one per pipeline device)");

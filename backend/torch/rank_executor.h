@@ -20,8 +20,8 @@ struct ProgramContext {
 
 // Runs this rank's lanes of `program` and returns every rank's merged result. Throws
 // RuntimeFailure naming the rank and the instruction it failed at or waited on.
-RealRunResult execute_on_rank(const ResolvedScenario& setup, const Program& program,
-                              RankSession& session, RankModel& model, const RealRunOptions& options,
-                              const ProgramContext& context);
+MeasuredRun execute_on_rank(const ResolvedScenario& setup, const Program& program,
+                            RankSession& session, RankModel& model, const RealRunOptions& options,
+                            const ProgramContext& context);
 
 }  // namespace pipetwin

@@ -25,7 +25,7 @@ class RankExecutor : public LaneDevice {
   RankExecutor(const ResolvedScenario& setup, const Program& program, RankSession& session,
                RankModel& model, const RealRunOptions& options, const ProgramContext& context);
 
-  RealRunResult run();
+  MeasuredRun run();
 
   // LaneDevice: runs instruction i on this thread, timed on this rank's clock.
   void execute(int32_t i) override;
@@ -100,7 +100,7 @@ class RankExecutor : public LaneDevice {
 
   // rank_results.cpp: gradient norms and the merge of every rank's results.
   void record_gradient_norms(const Instruction& ins);
-  RealRunResult gather(double offset);
+  MeasuredRun gather(double offset);
 
   const Program& p_;
   RankSession& session_;

@@ -35,7 +35,7 @@ void RankExecutor::record_gradient_norms(const Instruction& ins) {
 // One all-reduce of every rank's share: each slot is written by one rank (or, for
 // losses, summed over the replicas' last stages; for weights, over the tensor-parallel
 // ranks of replica 0, each adding its shards).
-RealRunResult RankExecutor::gather(double offset) {
+MeasuredRun RankExecutor::gather(double offset) {
   const int64_t n = p_.size();
   const int layers = static_cast<int>(arch_.layers.size());
   SlotLayout layout;
@@ -86,7 +86,7 @@ RealRunResult RankExecutor::gather(double offset) {
       torch::from_blob(values.data(), {layout.size()}, torch::kFloat64)};
   session_.job.world->allreduce(buffer)->wait();
 
-  RealRunResult result;
+  MeasuredRun result;
   result.clock_offset_s = offset;
   result.times.start_s = starts.read(values);
   result.times.end_s = ends.read(values);
@@ -103,7 +103,7 @@ RealRunResult RankExecutor::gather(double offset) {
   return result;
 }
 
-Program with_measured_stash(const Program& program, const RealRunResult& run) {
+Program with_measured_stash(const Program& program, const MeasuredRun& run) {
   Program measured = program;
   // Per stage, bytes per sample as measured (and as simulated); a BWD frees its own
   // samples' share, and the halves of a split backward their simulated parts of it.

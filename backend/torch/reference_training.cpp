@@ -9,8 +9,8 @@
 
 namespace pipetwin {
 
-RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions& options,
-                            const std::vector<FreezeEvent>& freezes) {
+MeasuredRun run_reference(const ResolvedScenario& setup, const RealRunOptions& options,
+                          const std::vector<FreezeEvent>& freezes) {
   torch::set_num_threads(1);
   const ZooArchitecture arch = zoo_architecture(*setup.zoo);
   const int layers = static_cast<int>(arch.layers.size());
@@ -18,7 +18,7 @@ RealRunResult run_reference(const ResolvedScenario& setup, const RealRunOptions&
   torch::nn::Sequential model = held.stage(0, layers);
   const int batch = setup.training.global_batch;
   const SyntheticTask task(arch, batch, options.seed);
-  RealRunResult result;
+  MeasuredRun result;
   const auto start = std::chrono::steady_clock::now();
   for (int it = 0; it < setup.training.iterations; ++it) {
     for (const FreezeEvent& e : freezes) {

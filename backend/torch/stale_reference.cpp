@@ -11,8 +11,8 @@
 
 namespace pipetwin {
 
-RealRunResult run_stale_reference(const ResolvedScenario& setup, const RealRunOptions& options,
-                                  const StaleWeights& stale) {
+MeasuredRun run_stale_reference(const ResolvedScenario& setup, const RealRunOptions& options,
+                                const StaleWeights& stale) {
   torch::set_num_threads(1);
   const ZooArchitecture arch = zoo_architecture(*setup.zoo);
   RankModel model(arch, setup.training.optimizer, options.seed);
@@ -38,7 +38,7 @@ RealRunResult run_stale_reference(const ResolvedScenario& setup, const RealRunOp
   take_versions();
   const int batch = setup.training.global_batch;
   const SyntheticTask task(arch, batch, options.seed);
-  RealRunResult result;
+  MeasuredRun result;
   // Data-parallel replicas each take their slice of the batch in the same microbatches;
   // replica r's microbatch j is the Program's microbatch j + r M. An update applies the
   // gradients of every replica's microbatch j (PipeDream) or of the whole iteration.

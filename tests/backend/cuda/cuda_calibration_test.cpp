@@ -99,8 +99,8 @@ TEST(CudaCalibration, ProbePrintsTheFitsAsJson) {
 }
 
 // `pipetwin calibrate --backend cuda` (in pipetwin-real) without a GPU: says why once,
-// then measures the Gloo link between CPU ranks as without --backend.
-TEST(CudaCalibration, CalibrateWithoutAGpuFallsBackToGlooOnce) {
+// then measures the link between LibTorch CPU ranks as without --backend.
+TEST(CudaCalibration, CalibrateWithoutAGpuFallsBackToTorchOnce) {
 #ifndef PIPETWIN_HAS_TORCH
   GTEST_SKIP() << "`calibrate` needs pipetwin-real, and this build has no LibTorch";
 #else
@@ -110,7 +110,7 @@ TEST(CudaCalibration, CalibrateWithoutAGpuFallsBackToGlooOnce) {
       "calibrate builtin:mlp-cpu-2rank --backend cuda --sizes 4096,65536 --repeats 2");
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const std::string said =
-      "pipetwin calibrate: " + reason + "; falling back to Gloo on CPU ranks\n";
+      "pipetwin calibrate: " + reason + "; falling back to CPU ranks (--backend torch)\n";
   const size_t at = result.err.find(said);
   ASSERT_NE(at, std::string::npos) << result.err;
   EXPECT_EQ(result.err.find(said, at + 1), std::string::npos) << "said twice:\n" << result.err;
