@@ -34,8 +34,11 @@ TEST(LoweringCompute, LanesFollowTheOrderAndEachIterationEndsWithTheUpdates) {
   }
   for (const Instruction& i : p.instructions) {
     const SampleRange expected = {2 * i.microbatch, 2 * i.microbatch + 2};
-    if (i.op == Op::kFwd) EXPECT_EQ(i.compute_s, 1 + 2);
-    if (i.op == Op::kBwd) EXPECT_EQ(i.compute_s, 2 * 2);
+    if (i.op == Op::kFwd) {
+      EXPECT_EQ(i.compute_s, 1 + 2);
+    } else if (i.op == Op::kBwd) {
+      EXPECT_EQ(i.compute_s, 2 * 2);
+    }
     if (i.op == Op::kOptim) {
       EXPECT_EQ(i.compute_s, 3);
       EXPECT_EQ(i.range, (SampleRange{0, 4}));

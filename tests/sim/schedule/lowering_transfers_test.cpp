@@ -72,8 +72,11 @@ TEST(LoweringTransfers, AGradientIntoAStageThatTrainsNothingIsEmpty) {
   layout.costs[0].trains = false;
   const Program p = lowered(layout, gpipe_order(2, 1));
   for (const Instruction& x : p.instructions) {
-    if (x.op == Op::kSendAct) EXPECT_EQ(x.bytes, 20);
-    if (x.op == Op::kSendGrad) EXPECT_EQ(x.bytes, 0);
+    if (x.op == Op::kSendAct) {
+      EXPECT_EQ(x.bytes, 20);
+    } else if (x.op == Op::kSendGrad) {
+      EXPECT_EQ(x.bytes, 0);
+    }
   }
 }
 
