@@ -1,6 +1,13 @@
-// Lowering: turns a compute-only schedule into a Program by adding the SEND/RECV pairs
-// and data dependencies between stages, then repeating it for every iteration with an
-// OPTIM per stage at the iteration's end.
+// Lowering: turns a compute-only schedule into a Program, through four passes that each
+// add one kind of work (after PyTorch pipelining's passes over an action list):
+//   lowering_compute.h    every compute lane: FWD, BWD (or BWD_INPUT, BWD_WEIGHT), OPTIM
+//   lowering_transfers.h  SEND/RECV pairs and data dependencies between stages
+//   lowering_offload.h    OFFLOAD/RELOAD of activations and weight stashes, copy lanes
+//   lowering_updates.h    the dependencies of each update, ALLREDUCEs of its gradients
+// over every iteration (lower) or over a run whose compute order spans the iterations
+// (lower_run). The passes after lowering (blocking_transfers.h, tensor_parallel.h, and
+// weight_versions.h for asynchronous pipelines) work on the Program it returns; PipeFB's
+// Program comes from pipefb_program.h.
 #pragma once
 
 #include <cstdint>
@@ -79,31 +86,16 @@ struct PipelineLayout {
 std::vector<int32_t> stage_devices(const PipelineLayout& layout, int32_t stage);
 
 // Each replica's microbatches are numbered after the previous replica's, so that
-// (stage, microbatch) names one action. With replicas, every stage's gradients are
-// all-reduced (one ALLREDUCE per replica, grouped) before its OPTIM.
-//
-// A FWD of stage s waits for every range of stage s-1 that overlaps its own (one
-// transfer per overlapping piece, or a plain dependency when both stages share a
-// device); a BWD waits for the overlapping gradient ranges of stage s+1 and for its
-// own stage's forwards of those samples. SENDs sit on the producer's send lane in
-// production order, RECVs on the consumer's recv lane in consumption order.
-//
-// Offload: an OFFLOAD follows each offloaded FWD on the device's copy lane. The RELOAD of
-// forward f is issued when the stage's backward h places before the first BWD that needs
-// f starts, i.e. when the compute op before that backward ends (h = prefetch_horizon,
-// counted in the stage's backward order; the stage's first BWD when there is none that
-// early): it then copies while h backwards run, and with h = 0 not at all. Every BWD of
-// f's samples waits for that RELOAD. A forward whose RELOAD would be due as soon as it
-// ends (the last h forwards before a backward, e.g. on 1F1B's last stage) keeps its stash:
-// the round trip could only delay the backward. The copy lane holds OFFLOADs and RELOADs
-// in the compute-lane order of what triggers them.
+// (stage, microbatch) names one action. Every iteration ends with an OPTIM per stage on
+// every device that runs it; with replicas, each waits for an ALLREDUCE of the stage's
+// gradients across them.
 //
 // `production_times` (optional: per device, one entry per action of `order`) is when the
 // schedule expects each action's output to be ready. With it, every recv lane takes its
 // transfers in the order their data is produced instead of the order it is consumed: a
 // schedule whose devices consume in another order than their neighbours produce (ZB-V,
 // where two chunks of a device talk to the same neighbour) then cannot deadlock on a
-// rendezvous.
+// rendezvous (lowering_transfers.h). Offload: lowering_offload.h.
 using ProductionTimes = std::vector<std::vector<double>>;
 Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t iterations,
               const ProductionTimes& production_times = {});
@@ -112,11 +104,8 @@ Program lower(const PipelineLayout& layout, const ComputeOrder& order, int32_t i
 // place (async_order.h), the same on every replica. An OPTIM waits for the BWD it follows,
 // with replicas through an ALLREDUCE of the stage's gradients across them; with
 // update_every_microbatch it covers that microbatch's samples. Activation offload works as
-// in `lower`, over the whole run. Weight-stash offload: when a BWD after an OPTIM still
-// needs the version that OPTIM overwrites, an OFFLOAD_WEIGHTS copies that version out
-// (issued when the previous OPTIM of the stage ends, or at the start) and the OPTIM waits
-// for it; its RELOAD_WEIGHTS is issued h backwards of the stage ahead of the first BWD that
-// needs it, but not before the OPTIM ends, and every such BWD waits for it.
+// in `lower`, over the whole run, and stashed weight versions may go to host memory too
+// (lowering_offload.h).
 Program lower_run(const PipelineLayout& layout, const RunOrder& run, int32_t iterations,
                   bool update_every_microbatch);
 
