@@ -51,7 +51,7 @@ c10::intrusive_ptr<c10d::ProcessGroupGloo> join_group(const GlooJob& job,
                                                       const std::vector<int>& ranks,
                                                       double timeout_s) {
   std::string name = "group";
-  for (int r : ranks) name += "_" + std::to_string(r);
+  for (int r : ranks) name.append("_").append(std::to_string(r));
   const auto me = std::find(ranks.begin(), ranks.end(), env.rank);
   if (me == ranks.end())
     throw std::logic_error("rank " + std::to_string(env.rank) + " is not in " + name);

@@ -29,7 +29,9 @@ Topology Topology::shared(const ClusterSpec& cluster) {
   const LinkSpec& intra = cluster.intra_node;
   const LinkSpec& inter = cluster.inter_node;
   const auto name = [](const std::string& family, int32_t a, int32_t b = -1) {
-    return family + std::to_string(a) + (b >= 0 ? "_" + std::to_string(b) : "");
+    std::string text = family + std::to_string(a);
+    if (b >= 0) text.append("_").append(std::to_string(b));
+    return text;
   };
 
   if (t.fabric_.intra == IntraNodeFabric::kNvLinkMesh) {

@@ -49,7 +49,9 @@ TEST(LaneRunner, RunsEveryInstructionAfterWhatItWaitsForInLaneOrder) {
       for (const auto& lane : schedule.lanes) {
         for (size_t k = 0; k < lane.size(); ++k) {
           ASSERT_GE(device.finished_at[lane[k]], 0) << p.describe(lane[k]);
-          if (k > 0) EXPECT_GT(device.finished_at[lane[k]], device.finished_at[lane[k - 1]]);
+          if (k > 0) {
+            EXPECT_GT(device.finished_at[lane[k]], device.finished_at[lane[k - 1]]);
+          }
         }
       }
       // Every dependency on this rank, across lanes too, finished first.

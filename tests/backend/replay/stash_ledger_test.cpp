@@ -101,13 +101,19 @@ TEST(StashLedger, EveryBlockIsAllocatedAndReleasedOnce) {
           dead.insert(b.id);
           released += b.bytes;
         }
-        if (op.kind == ReplayKind::kToHost) EXPECT_EQ(released, op.bytes);
-        if (op.kind == ReplayKind::kToDevice) EXPECT_EQ(allocated, op.bytes);
+        if (op.kind == ReplayKind::kToHost) {
+          EXPECT_EQ(released, op.bytes);
+        }
+        if (op.kind == ReplayKind::kToDevice) {
+          EXPECT_EQ(allocated, op.bytes);
+        }
         stashed += op.allocate_bytes;
         freed += op.free_bytes;
       }
       // What the BWDs free is what the FWDs stashed: then nothing is left at the end.
-      if (freed == stashed) EXPECT_TRUE(live.empty()) << "rank " << rank;
+      if (freed == stashed) {
+        EXPECT_TRUE(live.empty()) << "rank " << rank;
+      }
       EXPECT_EQ(static_cast<int32_t>(dead.size() + live.size()), ledger.blocks);
     }
   }

@@ -56,7 +56,10 @@ TEST(Lowering, UnequalRangesGetOneTransferPerOverlap) {
   layout.stage_device = {0, 1};
   layout.fwd_ranges = {{{0, 4}, {4, 12}}, {{0, 6}, {6, 12}}};
   layout.bwd_ranges = layout.fwd_ranges;
-  const StageCost cost{CostCurve::linear(0, 1), CostCurve::linear(0, 2), 10, 0};
+  StageCost cost;
+  cost.fwd = CostCurve::linear(0, 1);
+  cost.bwd = CostCurve::linear(0, 2);
+  cost.output_bytes_per_sample = 10;
   layout.costs = {cost, cost};
   layout.static_bytes = {0, 0};
   const ComputeOrder order = {
