@@ -29,7 +29,8 @@ Topology Topology::shared(const ClusterSpec& cluster) {
   const LinkSpec& intra = cluster.intra_node;
   const LinkSpec& inter = cluster.inter_node;
   const auto name = [](const std::string& family, int32_t a, int32_t b = -1) {
-    std::string text = family + std::to_string(a);
+    std::string text = family;  // appended: GCC 12 warns (-Wrestrict, falsely) on prepending
+    text += std::to_string(a);
     if (b >= 0) text.append("_").append(std::to_string(b));
     return text;
   };
