@@ -58,7 +58,9 @@ TEST(ReplayPlan, EveryInstructionBecomesItsDeviceOperation) {
           EXPECT_EQ(op.lane, static_cast<int>(ins.lane()));
           EXPECT_EQ(op.kind, expected_kind(ins.op, flops)) << p.describe(op.instruction);
           EXPECT_EQ(op.bytes, ins.bytes);
-          if (is_transfer(ins.op)) EXPECT_EQ(op.peer, ins.peer_device);
+          if (is_transfer(ins.op)) {
+            EXPECT_EQ(op.peer, ins.peer_device);
+          }
           EXPECT_EQ(op.allocate_bytes, ins.op == Op::kFwd ? ins.stash_bytes : 0);
           EXPECT_EQ(op.free_bytes, ins.op == Op::kBwd ? ins.stash_bytes : 0);
           std::set<int32_t> cross_lane;
@@ -92,7 +94,9 @@ TEST(ReplayPlan, GemmsCarryTheOpsFlops) {
     EXPECT_LE(std::abs(2.0 * g.m * g.n * g.k * g.repeats - flops), 8.0 * g.m * g.n * g.repeats)
         << flops;
     // Above some 20 microseconds' work, within 1%.
-    if (flops > 1e10) EXPECT_NEAR(2.0 * g.m * g.n * g.k * g.repeats / flops, 1.0, 0.01) << flops;
+    if (flops > 1e10) {
+      EXPECT_NEAR(2.0 * g.m * g.n * g.k * g.repeats / flops, 1.0, 0.01) << flops;
+    }
   }
   // 1.2e13 FLOPs (a GPT stage's forward): 11 GEMMs of 8192 x 8192 x ~8k, not one k of 89k.
   const GemmShape big = gemm_for_flops(1.2e13, 8192);
@@ -131,7 +135,9 @@ TEST(ReplayPlan, EnqueueOrderRecordsEveryEventBeforeItIsAwaited) {
       for (size_t k : order) {
         const ReplayOp& op = plan.ops[k];
         for (int32_t d : op.wait_for) EXPECT_TRUE(done.count(d)) << p.describe(op.instruction);
-        if (last_in_lane.count(op.lane)) EXPECT_GT(k, last_in_lane[op.lane]);
+        if (last_in_lane.count(op.lane)) {
+          EXPECT_GT(k, last_in_lane[op.lane]);
+        }
         last_in_lane[op.lane] = k;
         done.insert(op.instruction);
       }

@@ -88,9 +88,13 @@ TEST_P(CommOverlap, BlockingExposesAllCommunication) {
         continue;
       }
       EXPECT_DOUBLE_EQ(d.exposed_comm_s, d.comm_s) << d.name;
-      if (d.comm_s > 0) EXPECT_NEAR(*d.overlap_ratio, 0.0, 1e-12) << d.name;
+      if (d.comm_s > 0) {
+        EXPECT_NEAR(*d.overlap_ratio, 0.0, 1e-12) << d.name;
+      }
     }
-    if (!pre_posted) EXPECT_DOUBLE_EQ(blocking.metrics.exposed_comm_s, blocking.metrics.comm_s);
+    if (!pre_posted) {
+      EXPECT_DOUBLE_EQ(blocking.metrics.exposed_comm_s, blocking.metrics.comm_s);
+    }
   }
 }
 

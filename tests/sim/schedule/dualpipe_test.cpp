@@ -51,8 +51,12 @@ TEST(DualPipe, TwoCopiesOfThePipelineRunInOppositeDirections) {
   for (const Instruction& ins : p.instructions) {
     if (is_pass(ins.op)) {
       // The forward pipeline takes the first half of the batch, the reverse one the second.
-      if (ins.stage < 4) EXPECT_LE(ins.range.hi, half) << p.text(0);
-      if (ins.stage >= 4) EXPECT_GE(ins.range.lo, half);
+      if (ins.stage < 4) {
+        EXPECT_LE(ins.range.hi, half) << p.text(0);
+      }
+      if (ins.stage >= 4) {
+        EXPECT_GE(ins.range.lo, half);
+      }
     }
     if (is_transfer(ins.op)) {
       EXPECT_NE(ins.device, ins.peer_device);
@@ -73,7 +77,9 @@ TEST(DualPipe, EveryDeviceRunsEachPassOfItsTwoStagesOnce) {
           EXPECT_TRUE(a.stage == d || a.stage == 2 * K - 1 - d) << "K=" << K << " d=" << d;
           EXPECT_TRUE(seen.insert({static_cast<int>(a.op), a.stage, a.microbatch}).second);
           if (a.op == Op::kBwdInput) inputs_done.insert({a.stage, a.microbatch});
-          if (a.op == Op::kBwdWeight) EXPECT_TRUE(inputs_done.count({a.stage, a.microbatch}));
+          if (a.op == Op::kBwdWeight) {
+            EXPECT_TRUE(inputs_done.count({a.stage, a.microbatch}));
+          }
         }
         // F, B and W of M/2 microbatches on each of two stages.
         EXPECT_EQ(seen.size(), 3u * M) << "K=" << K << " M=" << M << " d=" << d;

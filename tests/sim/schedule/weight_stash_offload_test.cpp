@@ -153,7 +153,9 @@ TEST_P(WeightStashOffload, FreeCopiesKeepTheTimeAndNeverRaiseThePeak) {
         EXPECT_LT(memory.peaks[s].bytes, plain_memory.peaks[s].bytes) << "stage " << s;
       }
       // Whatever was stashed went through host memory.
-      if (versions.alive[s] > 1) EXPECT_GE(memory.host_peaks[s].bytes, 40000) << "stage " << s;
+      if (versions.alive[s] > 1) {
+        EXPECT_GE(memory.host_peaks[s].bytes, 40000) << "stage " << s;
+      }
     }
   }
 }

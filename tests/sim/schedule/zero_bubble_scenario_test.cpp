@@ -35,8 +35,9 @@ TEST(ZeroBubbleScenario, ExplicitLayersSplitTheirBackwardInHalvesByDefault) {
   // M(F+B+W) + (K-1)(F+B-W) = 8 x 3 + 1 x 1 ms.
   EXPECT_NEAR(makespan(run_analytic(p, setup.cluster)), 25e-3, 1e-12);
   for (const Instruction& ins : p.instructions) {
-    if (ins.op == Op::kBwdInput || ins.op == Op::kBwdWeight)
+    if (ins.op == Op::kBwdInput || ins.op == Op::kBwdWeight) {
       EXPECT_NEAR(ins.compute_s, 1e-3, 1e-15);
+    }
   }
 }
 
@@ -95,7 +96,7 @@ TEST(ZeroBubbleScenario, TensorParallelAllReducesGoWithTheInputGradient) {
 
 TEST(ZeroBubbleScenario, SimgridExactReproducesAnalyticWithTensorAndDataParallelism) {
   for (proto::ScheduleKind kind : {proto::ZB_H1, proto::ZB_H2, proto::ZB_V}) {
-    for (const auto [tp, dp] : {std::pair{2, 1}, std::pair{1, 2}, std::pair{2, 2}}) {
+    for (const auto& [tp, dp] : {std::pair{2, 1}, std::pair{1, 2}, std::pair{2, 2}}) {
       ResolvedScenario setup = gpt(kind, 2, 5, tp, dp);
       setup.simgrid.exact = true;
       const Program p = build_program(setup);

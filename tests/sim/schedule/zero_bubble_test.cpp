@@ -189,7 +189,9 @@ TEST(ZeroBubble, VPlacesTwoChunksPerDeviceInAV) {
   EXPECT_EQ(p.stage_device, (std::vector<int32_t>{0, 1, 2, 3, 3, 2, 1, 0}));
   // Chunks 3 and 4 share device 3: no transfer between them.
   for (const Instruction& ins : p.instructions) {
-    if (is_transfer(ins.op)) EXPECT_NE(ins.device, ins.peer_device);
+    if (is_transfer(ins.op)) {
+      EXPECT_NE(ins.device, ins.peer_device);
+    }
   }
 }
 
