@@ -74,7 +74,9 @@ void bind_scenario(py::module_& m) {
       .def("__dir__",
            [](const Scenario& s) {
              py::list names;
-             for (const auto& [key, value] : scenario_fields(*s.loaded).items()) names.append(key);
+             // Held in a variable: a range-for over items() of a temporary would outlive it.
+             const nlohmann::json fields = scenario_fields(*s.loaded);
+             for (const auto& [key, value] : fields.items()) names.append(key);
              for (const char* own : {"source", "overrides", "source_name", "to_dict", "with_set"}) {
                names.append(own);
              }
