@@ -62,7 +62,8 @@ inline ResolvedScenario random_setup(std::mt19937& rng, proto::ScheduleKind kind
   const int layers = stages * v + integer(0, 6);
   for (int l = 0; l < layers; ++l) {
     ModelLayer layer;
-    layer.name = "l" + std::to_string(l);
+    layer.name = "l";  // appended: GCC 12 warns (-Wrestrict, falsely) on "l" + a temporary
+    layer.name += std::to_string(l);
     layer.fwd.seconds_per_sample = uniform(1e-5, 1e-3);
     layer.bwd.seconds_per_sample = uniform(1e-5, 2e-3);
     if (integer(0, 2) == 0) layer.fwd.flops_per_sample = uniform(1e9, 1e11);  // device speeds

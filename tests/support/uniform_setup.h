@@ -20,7 +20,8 @@ inline ResolvedScenario uniform_setup(proto::ScheduleKind kind, int stages, int 
   const int chunks = stages * virtual_stages;
   for (int l = 0; l < chunks; ++l) {
     ModelLayer layer;
-    layer.name = "l" + std::to_string(l);
+    layer.name = "l";  // appended: GCC 12 warns (-Wrestrict, falsely) on "l" + a temporary
+    layer.name += std::to_string(l);
     // Each chunk does 1/v of a stage's work, so a device's work is fwd_s + bwd_s.
     layer.fwd.seconds_per_sample = fwd_s / samples_per_microbatch / virtual_stages;
     layer.bwd.seconds_per_sample = bwd_s / samples_per_microbatch / virtual_stages;

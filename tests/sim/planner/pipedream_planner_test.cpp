@@ -37,7 +37,8 @@ ModelSpec random_model(std::mt19937& rng, int layers, bool chain) {
   std::uniform_real_distribution<double> time(0.5, 3.0), bytes(1e6, 2e8);
   for (int i = 0; i < layers; ++i) {
     ModelLayer& l = model.layers[i];
-    l.name = "l" + std::to_string(i);
+    l.name = "l";  // appended: GCC 12 warns (-Wrestrict, falsely) on "l" + a temporary
+    l.name += std::to_string(i);
     l.fwd.seconds_per_sample = time(rng) * 1e-3;
     l.bwd.seconds_per_sample = 2 * time(rng) * 1e-3;
     l.activation_bytes_per_sample = bytes(rng) / 32;
