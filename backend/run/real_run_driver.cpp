@@ -42,6 +42,11 @@ void check_runnable(const RealRunRequest& request, const RealBackend& backend,
         "--freeze-log records a model's gradients: the CUDA replay has no model "
         "(use --backend torch)");
   }
+  if (!backend.trains_model() && plan.setup.freeze.enabled && plan.setup.freeze.measured()) {
+    throw InputError(loaded.where("freeze") +
+                     ": the CUDA replay has no model whose gradients it could measure: give the "
+                     "freeze events with at, log or synthetic (or run with --backend torch)");
+  }
   if (const std::string why = backend.unsupported(plan.run_setup, plan.run_program); !why.empty()) {
     throw InputError(loaded.source_name + ": " + why);
   }
