@@ -14,6 +14,8 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "cli_runner.h"
 #include "sim/partition/balanced_partition.h"
@@ -37,8 +39,11 @@ ModelSpec random_model(std::mt19937& rng, int layers, bool chain) {
   std::uniform_real_distribution<double> time(0.5, 3.0), bytes(1e6, 2e8);
   for (int i = 0; i < layers; ++i) {
     ModelLayer& l = model.layers[i];
-    l.name = "l";  // appended: GCC 12 warns (-Wrestrict, falsely) on "l" + a temporary
-    l.name += std::to_string(i);
+    // Built aside and moved in: GCC 12 warns (-Wrestrict, falsely) when a literal is
+    // copied into the vector's string.
+    std::string name(1, 'l');
+    name += std::to_string(i);
+    l.name = std::move(name);
     l.fwd.seconds_per_sample = time(rng) * 1e-3;
     l.bwd.seconds_per_sample = 2 * time(rng) * 1e-3;
     l.activation_bytes_per_sample = bytes(rng) / 32;
