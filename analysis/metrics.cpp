@@ -10,20 +10,26 @@
 namespace pipetwin {
 namespace {
 
-// Spans of one device, by lane: compute, and point-to-point transfers.
+// Spans of one device, by lane: compute, point-to-point transfers, collectives.
 struct DeviceSpans {
-  Intervals compute, comm;
+  Intervals compute, comm, collective;
 };
 
 void add_communication(const std::vector<DeviceSpans>& spans, RunMetrics& run) {
   for (size_t k = 0; k < run.devices.size(); ++k) {
     DeviceMetrics& device = run.devices[k];
+    const Intervals compute = merged(spans[k].compute);
     const Intervals comm = merged(spans[k].comm);
     device.comm_s = total_length(comm);
-    device.exposed_comm_s = uncovered_length(comm, merged(spans[k].compute));
+    device.exposed_comm_s = uncovered_length(comm, compute);
     if (device.comm_s > 0) device.overlap_ratio = 1.0 - device.exposed_comm_s / device.comm_s;
+    const Intervals collective = merged(spans[k].collective);
+    device.collective_s = total_length(collective);
+    device.exposed_collective_s = uncovered_length(collective, compute);
     run.comm_s += device.comm_s;
     run.exposed_comm_s += device.exposed_comm_s;
+    run.collective_s += device.collective_s;
+    run.exposed_collective_s += device.exposed_collective_s;
   }
 }
 
@@ -76,6 +82,8 @@ RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
       device_spans[found->second].compute.emplace_back(span.start_s, span.end_s);
     } else if (span.lane == "send" || span.lane == "recv") {
       device_spans[found->second].comm.emplace_back(span.start_s, span.end_s);
+    } else if (span.lane == "collective") {
+      device_spans[found->second].collective.emplace_back(span.start_s, span.end_s);
     }
   }
   add_communication(device_spans, run);
@@ -101,12 +109,16 @@ RunMetrics extrapolate_metrics(const RunMetrics& shorter, const RunMetrics& long
   run.makespan_s = grow(shorter.makespan_s, longer.makespan_s);
   run.comm_s = grow(shorter.comm_s, longer.comm_s);
   run.exposed_comm_s = grow(shorter.exposed_comm_s, longer.exposed_comm_s);
+  run.collective_s = grow(shorter.collective_s, longer.collective_s);
+  run.exposed_collective_s = grow(shorter.exposed_collective_s, longer.exposed_collective_s);
   for (size_t d = 0; d < run.devices.size() && d < shorter.devices.size(); ++d) {
     DeviceMetrics& device = run.devices[d];
     const DeviceMetrics& before = shorter.devices[d];
     device.busy_s = grow(before.busy_s, device.busy_s);
     device.comm_s = grow(before.comm_s, device.comm_s);
     device.exposed_comm_s = grow(before.exposed_comm_s, device.exposed_comm_s);
+    device.collective_s = grow(before.collective_s, device.collective_s);
+    device.exposed_collective_s = grow(before.exposed_collective_s, device.exposed_collective_s);
     if (device.comm_s > 0) device.overlap_ratio = 1.0 - device.exposed_comm_s / device.comm_s;
   }
   derive_rates(run, static_cast<double>(iterations), samples_per_iteration);

@@ -27,15 +27,21 @@ struct DeviceMetrics {
   // 1 - exposed / comm: the share of the communication hidden by compute. Empty when the
   // device did not communicate (nothing to hide: neither 0 nor 1 would be true).
   std::optional<double> overlap_ratio;
+  // Collectives (spans on the collective lane: data-parallel all-reduces, tensor-parallel
+  // all-reduces, expert-parallel all-to-alls), counted the same way.
+  double collective_s = 0;
+  double exposed_collective_s = 0;
 };
 
 struct RunMetrics {
   double makespan_s = 0;  // all iterations, from the first start to the last end
   double iteration_time_s = 0;
   double throughput_samples_per_s = 0;
-  double bubble_ratio = 0;    // idle share of the compute lanes, over all devices
-  double comm_s = 0;          // the devices' comm_s, summed
-  double exposed_comm_s = 0;  // the devices' exposed_comm_s, summed
+  double bubble_ratio = 0;          // idle share of the compute lanes, over all devices
+  double comm_s = 0;                // the devices' comm_s, summed
+  double exposed_comm_s = 0;        // the devices' exposed_comm_s, summed
+  double collective_s = 0;          // the devices' collective_s, summed
+  double exposed_collective_s = 0;  // the devices' exposed_collective_s, summed
   std::vector<DeviceMetrics> devices;
 };
 

@@ -49,6 +49,8 @@ nlohmann::json run_summary_json(const SimulationResult& result, const RunMetrics
          {"comm_s", d.comm_s},
          {"exposed_comm_s", d.exposed_comm_s},
          {"overlap_ratio", overlap_json(d.overlap_ratio)},
+         {"collective_s", d.collective_s},
+         {"exposed_collective_s", d.exposed_collective_s},
          {"peak_memory_bytes", static_cast<int64_t>(d.peak_memory_bytes)},
          {"peak_memory_op", peak_memory_op(result, d.id)},
          {"memory_capacity_bytes", static_cast<int64_t>(setup.cluster.devices[d.id].memory_bytes)},
@@ -84,6 +86,8 @@ nlohmann::json run_summary_json(const SimulationResult& result, const RunMetrics
           {"comm_overlap", setup.schedule.comm_overlap},
           {"comm_s", metrics.comm_s},
           {"exposed_comm_s", metrics.exposed_comm_s},
+          {"collective_s", metrics.collective_s},
+          {"exposed_collective_s", metrics.exposed_collective_s},
           {"out_of_memory", !result.out_of_memory.empty()},
           {"devices", devices},
           {"links", links}};
@@ -160,6 +164,15 @@ std::vector<std::pair<std::string, std::string>> headline_numbers(const RunMetri
         format_seconds(metrics.exposed_comm_s) + " of " + format_seconds(metrics.comm_s) +
             " p2p, summed over devices (" +
             format_number("%.1f%%", 100 * (1 - metrics.exposed_comm_s / metrics.comm_s)) +
+            " hidden by compute)");
+  }
+  if (metrics.collective_s > 0) {
+    numbers.emplace_back(
+        "exposed coll.",
+        format_seconds(metrics.exposed_collective_s) + " of " +
+            format_seconds(metrics.collective_s) + " collectives, summed over devices (" +
+            format_number("%.1f%%",
+                          100 * (1 - metrics.exposed_collective_s / metrics.collective_s)) +
             " hidden by compute)");
   }
   return numbers;

@@ -12,6 +12,7 @@
 #include "sim/schedule/blocking_transfers.h"
 #include "sim/schedule/compute_order.h"
 #include "sim/schedule/dualpipe_order.h"
+#include "sim/schedule/expert_all_to_all.h"
 #include "sim/schedule/pipefb_program.h"
 #include "sim/schedule/tensor_parallel.h"
 #include "sim/schedule/weight_versions.h"
@@ -213,6 +214,10 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.tp_fwd_collectives += layer.tp_fwd_collectives;
       cost.tp_fwd_bytes_per_sample +=
           layer.tp_fwd_collectives * layer.tp_allreduce_bytes_per_sample;
+      // With tensor parallelism each GPU exchanges its 1/T of the tokens (sequence parallel).
+      cost.ep_fwd_all_to_alls += layer.ep_fwd_all_to_alls;
+      cost.ep_fwd_bytes_per_sample +=
+          layer.ep_fwd_all_to_alls * layer.moe.dispatch_bytes_per_sample * per_gpu;
       cost.weight_bytes += std::llround(per_parameter.weights * parameters);
       // A frozen layer runs forward only: no backward, stash, gradient or optimizer state.
       const double resident = layer.frozen ? per_parameter.weights : per_parameter.total();
@@ -234,6 +239,9 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.tp_bwd_collectives += layer.tp_bwd_collectives;
       cost.tp_bwd_bytes_per_sample +=
           layer.tp_bwd_collectives * layer.tp_allreduce_bytes_per_sample;
+      cost.ep_bwd_all_to_alls += layer.ep_bwd_all_to_alls;
+      cost.ep_bwd_bytes_per_sample +=
+          layer.ep_bwd_all_to_alls * layer.moe.dispatch_bytes_per_sample * per_gpu;
       const double stash =
           per_gpu_bytes(layer.stash_bytes_per_sample, layer.tp_undivided_stash_bytes_per_sample);
       cost.stash_bytes_per_sample += stash;
@@ -351,6 +359,10 @@ Program build_program(const ResolvedScenario& setup) {
           ? pipefb_program(layout, setup.schedule.pipefb_recompute, setup.training.iterations)
           : lower(layout, order, setup.training.iterations, production_times);
   if (!setup.schedule.comm_overlap) block_compute_on_transfers(program);
+  if (setup.training.expert_parallel > 1) {
+    program = add_expert_all_to_alls(program, layout, setup.training.expert_parallel,
+                                     setup.schedule.kind == proto::DUALPIPE);
+  }
   if (setup.training.tensor_parallel > 1) {
     program = expand_tensor_parallel(program, layout, setup.training.tensor_parallel);
   }

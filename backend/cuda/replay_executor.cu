@@ -235,7 +235,7 @@ class Replay : public LaneDevice {
   // copy without one.
   void allocate_scratch() {
     int64_t gemm_a = 1, gemm_b = 1, gemm_c = 1, sent = 1, received = 1, reduced = 4, copy = 1,
-            copy_unblocked = 1;
+            copy_unblocked = 1, exchanged = 1;
     for (size_t k = 0; k < plan_.ops.size(); ++k) {
       const ReplayOp& op = plan_.ops[k];
       gemm_a = std::max(gemm_a, op.m * op.k);
@@ -244,6 +244,7 @@ class Replay : public LaneDevice {
       if (op.kind == ReplayKind::kSend) sent = std::max(sent, op.bytes);
       if (op.kind == ReplayKind::kRecv) received = std::max(received, op.bytes);
       if (op.kind == ReplayKind::kAllReduce) reduced = std::max(reduced, op.bytes);
+      if (op.kind == ReplayKind::kAllToAll) exchanged = std::max(exchanged, op.bytes);
       if (op.kind == ReplayKind::kToHost || op.kind == ReplayKind::kToDevice) {
         copy = std::max(copy, op.bytes);
         if (copy_block_id(k) < 0) copy_unblocked = std::max(copy_unblocked, op.bytes);
@@ -260,6 +261,9 @@ class Replay : public LaneDevice {
     send_ = device_buffer(sent);
     recv_ = device_buffer(received);
     scratch_ = device_buffer(reduced);
+    // An all-to-all's blocks are rounded up to whole bytes: room for one more per rank.
+    exchange_send_ = device_buffer(exchanged + 4096);
+    exchange_recv_ = device_buffer(exchanged + 4096);
     copy_device_ = device_buffer(copy_unblocked);
     PIPETWIN_CHECK(cudaMallocHost(&copy_host_, copy));
     void* host = copy_host_;
@@ -397,6 +401,25 @@ class Replay : public LaneDevice {
     }
   }
 
+  // Pairwise exchange: one block of ceil(bytes / n) to and from every other member, in one
+  // NCCL group (the block for itself stays local).
+  void all_to_all(const ReplayOp& op, int64_t bytes, cudaStream_t stream) {
+    ncclComm_t comm = comms_->group(op.group);
+    const int n = static_cast<int>(op.group.size());
+    const size_t block = static_cast<size_t>((bytes + n - 1) / n);
+    const int me = static_cast<int>(std::find(op.group.begin(), op.group.end(), plan_.rank) -
+                                    op.group.begin());
+    PIPETWIN_CHECK(ncclGroupStart());
+    for (int r = 0; r < n; ++r) {
+      if (r == me) continue;
+      PIPETWIN_CHECK(ncclSend(static_cast<char*>(exchange_send_) + r * block, block, ncclChar, r,
+                              comm, stream));
+      PIPETWIN_CHECK(ncclRecv(static_cast<char*>(exchange_recv_) + r * block, block, ncclChar, r,
+                              comm, stream));
+    }
+    PIPETWIN_CHECK(ncclGroupEnd());
+  }
+
   void enqueue(size_t k) {
     const ReplayOp& op = plan_.ops[k];
     const StashActions& stash = ledger_.actions[k];
@@ -440,6 +463,9 @@ class Replay : public LaneDevice {
         PIPETWIN_CHECK(ncclAllReduce(scratch_, scratch_, static_cast<size_t>(bytes), ncclChar,
                                      ncclSum, comms_->group(op.group), stream));
         break;
+      case ReplayKind::kAllToAll:
+        all_to_all(op, bytes, stream);
+        break;
     }
     for (const StashBlock& block : stash.release) {
       PIPETWIN_CHECK(cudaFreeAsync(blocks_[block.id], stream));
@@ -457,6 +483,7 @@ class Replay : public LaneDevice {
   std::unique_ptr<Communicators> comms_;
   void *a_ = nullptr, *b_ = nullptr, *c_ = nullptr;
   void *send_ = nullptr, *recv_ = nullptr, *scratch_ = nullptr;
+  void *exchange_send_ = nullptr, *exchange_recv_ = nullptr;
   void *copy_device_ = nullptr, *copy_host_ = nullptr;
   void* resident_ = nullptr;  // the stages' weights, gradients and optimizer state
   std::map<int32_t, cudaEvent_t> start_, end_;

@@ -14,7 +14,16 @@ namespace pipetwin {
 
 inline constexpr int kReplayLanes = 5;  // compute, send, recv, copy, collective
 
-enum class ReplayKind : uint8_t { kGemm, kSpin, kSend, kRecv, kToHost, kToDevice, kAllReduce };
+enum class ReplayKind : uint8_t {
+  kGemm,
+  kSpin,
+  kSend,
+  kRecv,
+  kToHost,
+  kToDevice,
+  kAllReduce,
+  kAllToAll
+};
 const char* replay_kind_name(ReplayKind kind);
 
 struct ReplayOp {
@@ -29,7 +38,7 @@ struct ReplayOp {
   double seconds = 0;          // kSpin
   int32_t peer = -1;           // kSend, kRecv: the other rank
   int64_t bytes = 0;           // transfers, copies, all-reduce
-  std::vector<int32_t> group;  // kAllReduce: the ranks, sorted
+  std::vector<int32_t> group;  // kAllReduce, kAllToAll: the ranks, sorted
   int64_t allocate_bytes = 0;  // a FWD's stash (see stash_ledger.h for when it is held)
   int64_t free_bytes = 0;      // a BWD's share of its stage's stashes
   bool weights = false;        // kToHost, kToDevice: a stashed weight version's copy

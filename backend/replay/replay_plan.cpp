@@ -24,6 +24,8 @@ const char* replay_kind_name(ReplayKind kind) {
       return "memcpy_h2d";
     case ReplayKind::kAllReduce:
       return "nccl_all_reduce";
+    case ReplayKind::kAllToAll:
+      return "nccl_all_to_all";
   }
   return "?";
 }
@@ -63,7 +65,7 @@ ReplayPlan make_replay_plan(const Program& p, int32_t rank, const ReplaySizing& 
   for (int32_t i = 0; i < p.size(); ++i) {
     const Instruction& ins = p.instructions[i];
     if (is_send(ins.op)) pairs.insert({ins.device, ins.peer_device});
-    if (ins.op == Op::kAllreduce) {
+    if (is_collective(ins.op)) {
       std::vector<int32_t> members;
       for (int32_t m : p.members_of_group(p.group[i])) members.push_back(p.instructions[m].device);
       std::sort(members.begin(), members.end());
@@ -111,8 +113,8 @@ ReplayPlan make_replay_plan(const Program& p, int32_t rank, const ReplaySizing& 
       } else if (is_copy(ins.op)) {
         op.kind = copies_to_host(ins.op) ? ReplayKind::kToHost : ReplayKind::kToDevice;
         op.weights = ins.op == Op::kOffloadWeights || ins.op == Op::kReloadWeights;
-      } else if (ins.op == Op::kAllreduce) {
-        op.kind = ReplayKind::kAllReduce;
+      } else if (is_collective(ins.op)) {
+        op.kind = ins.op == Op::kAllToAll ? ReplayKind::kAllToAll : ReplayKind::kAllReduce;
         for (int32_t member : p.members_of_group(p.group[i])) {
           op.group.push_back(p.instructions[member].device);
         }

@@ -160,6 +160,10 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
     return "the LibTorch backend builds zoo models (model.zoo); explicit layers and profiles "
            "have no architecture to run";
   }
+  if (setup.zoo->name() == "transformer") {
+    return "the LibTorch backend builds the zoo's gpt, vgg16, resnet and mlp; simulate the "
+           "transformer with pipetwin simulate, or replay it on GPUs with --backend cuda";
+  }
   if (setup.schedule.kind == proto::PIPEFB && !setup.schedule.pipefb_recompute) {
     // A backward in another process cannot walk the forward's autograd graph.
     return "PIPEFB on real ranks hands the stage's input to the backward rank, which "

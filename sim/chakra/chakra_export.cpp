@@ -134,7 +134,9 @@ Node make_node(const Program& p, int32_t i, const std::vector<int32_t>& pg) {
       break;
     }
     case ChakraProtoMsg::COMM_COLL_NODE: {
-      add_int64(node, "comm_type", ChakraProtoMsg::ALL_REDUCE);
+      add_int64(
+          node, "comm_type",
+          instr.op == Op::kAllToAll ? ChakraProtoMsg::ALL_TO_ALL : ChakraProtoMsg::ALL_REDUCE);
       add_int64(node, "comm_size", instr.bytes);
       const int32_t g = p.group[i];
       add_attr(node, "pg_name")->set_string_val(std::to_string(g >= 0 ? pg[g] : 0));

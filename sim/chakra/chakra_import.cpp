@@ -112,15 +112,15 @@ Instruction instruction_of(const ChakraRankTrace& trace, const Node& node, int32
     }
     case ChakraProtoMsg::COMM_COLL_NODE: {
       const int64_t type = required_int(attrs, "comm_type", where);
-      if (type != ChakraProtoMsg::ALL_REDUCE) {
+      if (type != ChakraProtoMsg::ALL_REDUCE && type != ChakraProtoMsg::ALL_TO_ALL) {
         const std::string name = ChakraProtoMsg::CollectiveCommType_IsValid(static_cast<int>(type))
                                      ? ChakraProtoMsg::CollectiveCommType_Name(
                                            static_cast<ChakraProtoMsg::CollectiveCommType>(type))
                                      : std::to_string(type);
         throw InputError(where + ": comm_type " + name +
-                         ": pipetwin simulates ALL_REDUCE collectives only");
+                         ": pipetwin simulates ALL_REDUCE and ALL_TO_ALL collectives only");
       }
-      instr.op = Op::kAllreduce;
+      instr.op = type == ChakraProtoMsg::ALL_TO_ALL ? Op::kAllToAll : Op::kAllreduce;
       instr.bytes = required_int(attrs, "comm_size", where);
       break;
     }

@@ -62,6 +62,23 @@ proto::Cluster dgx_h100() {
   return c;
 }
 
+proto::Cluster hgx_h800() {
+  // H800 SXM5 80GB, the H100 for the Chinese market: the H100's 989 TFLOPS dense BF16 and
+  // HBM3, NVLink cut to 400 GB/s total per GPU = 200 each way. The nodes DeepSeek-V3 trained
+  // on (its report, section 3.1): 8 GPUs over NVLink and NVSwitch, one 400 Gb/s InfiniBand
+  // NIC per GPU (50 GB/s each way).
+  proto::Cluster c = make("hgx-h800", 8, "H800-SXM5-80GB", 989, 80);
+  c.mutable_gpu()->set_memory_bandwidth_gbytes_per_s(3350);
+  set_link(c.mutable_intra_node(), 200, 3);
+  c.mutable_intra_node()->set_kind(proto::NVSWITCH);
+  set_link(c.mutable_inter_node(), 50, 5);
+  c.mutable_inter_node()->set_nics_per_node(0);  // 0 = one per GPU
+  set_link(c.mutable_host_link(), kPcieGen5x16, 2);
+  c.mutable_host_link()->set_gpus_per_switch(2);
+  c.set_host_memory_gib(2048);
+  return c;
+}
+
 proto::Cluster pcie_8xa100() {
   // A100 PCIe 80GB: same 312 TFLOPS dense BF16 peak as SXM (lower power limit, so real
   // kernels may run somewhat slower; calibrate).
@@ -98,10 +115,8 @@ struct Preset {
   proto::Cluster (*make)();
 };
 constexpr Preset kPresets[] = {
-    {"dgx-a100", dgx_a100},
-    {"dgx-h100", dgx_h100},
-    {"pcie-8xa100", pcie_8xa100},
-    {"cpu-host", cpu_host},
+    {"dgx-a100", dgx_a100},       {"dgx-h100", dgx_h100}, {"hgx-h800", hgx_h800},
+    {"pcie-8xa100", pcie_8xa100}, {"cpu-host", cpu_host},
 };
 
 }  // namespace

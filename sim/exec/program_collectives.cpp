@@ -14,7 +14,8 @@ std::vector<int32_t> group_devices(const Program& program, int32_t group) {
 
 CollectiveSchedule group_flows(const Program& program, const ClusterSpec& cluster, int32_t group) {
   const Instruction& first = program.instructions[program.members_of_group(group).front()];
-  return collective_flows(cluster, kProgramAllReduce, group_devices(program, group), first.bytes,
+  const Collective kind = first.op == Op::kAllToAll ? kProgramAllToAll : kProgramAllReduce;
+  return collective_flows(cluster, kind, group_devices(program, group), first.bytes,
                           first.collectives);
 }
 

@@ -3,7 +3,6 @@
 // are FLOPs per sample (a multiply-add counts 2); the executor divides by peak_flops times
 // the zoo's efficiency. Every formula and its source is in docs/models.md.
 #include <cstdint>
-#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -11,81 +10,34 @@
 
 #include "sim/model/model_sources.h"
 #include "sim/model/zoo_architecture.h"
+#include "sim/model/zoo_fields.h"
+#include "sim/model/zoo_transformer.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {
 
-constexpr double kFp32 = 4;  // bytes: weights, and the CNN/MLP activations
-constexpr double kHalf = 2;  // bytes: GPT activations (fp16/bf16 mixed precision)
-
-[[noreturn]] void field_error(const std::string& field, const std::string& what) {
-  throw InputError("model.zoo." + field + ": " + what);
-}
-
-std::string shortest(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-
-// A required, strictly positive integer field.
-int64_t positive(bool present, int32_t value, const std::string& field) {
-  if (!present) field_error(field, "missing (required by this zoo model)");
-  if (value <= 0) field_error(field, "must be positive, got " + std::to_string(value));
-  return value;
-}
-
-// The largest models trained have a few hundred blocks; a count with extra zeros would build
-// millions of layers (gigabytes) before any resource limit sees the Program.
-constexpr int64_t kMaxZooLayers = 100'000;
-
-int64_t layer_count(const proto::Zoo& zoo) {
-  const int64_t n = positive(zoo.has_layers(), zoo.layers(), "layers");
-  if (n > kMaxZooLayers) {
-    field_error("layers",
-                "at most " + std::to_string(kMaxZooLayers) + ", got " + std::to_string(n));
-  }
-  return n;
-}
-
-ModelLayer layer(std::string name, double fwd_flops, double activation_bytes, double stash_bytes,
-                 int64_t parameter_bytes) {
-  ModelLayer l;
-  l.name = std::move(name);
-  l.fwd.flops_per_sample = fwd_flops;
-  // The backward computes both the input gradient and the weight gradient, each as
-  // expensive as the forward: the usual 2x (Narayanan et al. 2021, Kaplan et al. 2020).
-  l.bwd.flops_per_sample = 2 * fwd_flops;
-  l.activation_bytes_per_sample = activation_bytes;
-  l.stash_bytes_per_sample = stash_bytes;
-  l.parameter_bytes = parameter_bytes;
-  // Zero-bubble split: the weight gradients of a linear or convolutional layer are one
-  // GEMM as large as its forward; a layer without weights has none. W keeps the whole
-  // stash until it runs (its inputs are counted in the stashes).
-  l.bwd_weight = LayerCost{};
-  l.bwd_weight->flops_per_sample = parameter_bytes > 0 ? fwd_flops : 0;
-  return l;
-}
+constexpr double kFp32 = kZooFp32;
+constexpr double kHalf = kZooHalf;
 
 // GPT: embedding, `layers` transformer blocks, final layernorm + logits.
 std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
-  const int64_t n = layer_count(zoo);
-  const int64_t h = positive(zoo.has_hidden(), zoo.hidden(), "hidden");
-  const int64_t s = positive(zoo.has_seq_len(), zoo.seq_len(), "seq_len");
-  const int64_t a = positive(zoo.has_heads(), zoo.heads(), "heads");
-  const int64_t v = positive(zoo.has_vocab(), zoo.vocab(), "vocab");
+  const int64_t n = zoo_layer_count(zoo);
+  const int64_t h = zoo_positive(zoo.has_hidden(), zoo.hidden(), "hidden");
+  const int64_t s = zoo_positive(zoo.has_seq_len(), zoo.seq_len(), "seq_len");
+  const int64_t a = zoo_positive(zoo.has_heads(), zoo.heads(), "heads");
+  const int64_t v = zoo_positive(zoo.has_vocab(), zoo.vocab(), "vocab");
   if (h % a != 0) {
-    field_error("heads", "hidden (" + std::to_string(h) + ") must be a multiple of heads (" +
-                             std::to_string(a) + ")");
+    zoo_field_error("heads", "hidden (" + std::to_string(h) + ") must be a multiple of heads (" +
+                                 std::to_string(a) + ")");
   }
   const double sd = static_cast<double>(s), hd = static_cast<double>(h);
   const double vd = static_cast<double>(v), ad = static_cast<double>(a);
   std::vector<ModelLayer> layers;
   // Token + position embedding tables; a lookup, no FLOPs worth counting. Its backward only
   // needs the token ids (int64).
-  layers.push_back(
-      layer("embedding", 0, sd * hd * kHalf, sd * 8, static_cast<int64_t>((v + s) * h * kFp32)));
+  layers.push_back(zoo_layer("embedding", 0, sd * hd * kHalf, sd * 8,
+                             static_cast<int64_t>((v + s) * h * kFp32)));
   // Tensor parallelism (Megatron-LM, Shoeybi et al. 2019): the vocabulary-parallel
   // embedding all-reduces its output; each block's attention and MLP all-reduce theirs,
   // forward and (their input gradients) backward; the head's input gradient is all-reduced
@@ -104,8 +56,8 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
   const double block_stash = sd * hd * (34 + 5 * ad * sd / hd);
   const int64_t block_params = (12 * h * h + 13 * h) * static_cast<int64_t>(kFp32);
   for (int64_t i = 0; i < n; ++i) {
-    layers.push_back(layer("block_" + std::to_string(i), block_flops, sd * hd * kHalf, block_stash,
-                           block_params));
+    layers.push_back(zoo_layer("block_" + std::to_string(i), block_flops, sd * hd * kHalf,
+                               block_stash, block_params));
     layers.back().tp_fwd_collectives = layers.back().tp_bwd_collectives = 2;
     layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
     layers.back().tp_undivided_stash_bytes_per_sample = 10 * sd * hd;
@@ -131,9 +83,9 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
   // Final layernorm + logits (untied: the last stage holds its own V x h matrix, as
   // pipeline-parallel Megatron does). The loss works on fp32 logits, which is what the
   // backward keeps, together with the layernorm's input and output.
-  layers.push_back(layer("lm_head", 2 * sd * hd * vd, sd * vd * kHalf,
-                         sd * vd * kFp32 + 2 * sd * hd * kHalf,
-                         static_cast<int64_t>((v * h + 2 * h) * kFp32)));
+  layers.push_back(zoo_layer("lm_head", 2 * sd * hd * vd, sd * vd * kHalf,
+                             sd * vd * kFp32 + 2 * sd * hd * kHalf,
+                             static_cast<int64_t>((v * h + 2 * h) * kFp32)));
   layers.back().tp_bwd_collectives = 1;
   layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
   // W of the logits GEMM (2shV FLOPs) needs its input and the logits' gradient.
@@ -150,13 +102,14 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
 std::vector<ModelLayer> vgg16(const proto::Zoo& zoo) {
   const int64_t image = zoo.image_size();
   if (image <= 0 || image % 32 != 0) {
-    field_error("image_size",
-                "must be a positive multiple of 32 (five 2x2 pools), got " + std::to_string(image));
+    zoo_field_error("image_size", "must be a positive multiple of 32 (five 2x2 pools), got " +
+                                      std::to_string(image));
   }
   const int64_t classes = zoo.num_classes();
-  if (classes <= 0) field_error("num_classes", "must be positive, got " + std::to_string(classes));
+  if (classes <= 0)
+    zoo_field_error("num_classes", "must be positive, got " + std::to_string(classes));
   if (!(zoo.width_scale() > 0 && zoo.width_scale() <= 1)) {
-    field_error("width_scale", "must be in (0, 1], got " + shortest(zoo.width_scale()));
+    zoo_field_error("width_scale", "must be in (0, 1], got " + zoo_number(zoo.width_scale()));
   }
 
   constexpr int64_t kPool = 0;
@@ -167,7 +120,7 @@ std::vector<ModelLayer> vgg16(const proto::Zoo& zoo) {
     if (out == kPool) {
       size /= 2;
       const double act = static_cast<double>(channels * size * size) * kFp32;
-      layers.push_back(layer("pool" + std::to_string(block), 0, act, act, 0));
+      layers.push_back(zoo_layer("pool" + std::to_string(block), 0, act, act, 0));
       ++block;
       conv_in_block = 0;
       continue;
@@ -177,8 +130,9 @@ std::vector<ModelLayer> vgg16(const proto::Zoo& zoo) {
     const double flops = 2.0 * channels * out * 9 * hw;
     const double act = out * hw * kFp32;
     const int64_t params = (channels * 9 + 1) * out * static_cast<int64_t>(kFp32);
-    layers.push_back(layer("conv" + std::to_string(block) + "_" + std::to_string(++conv_in_block),
-                           flops, act, act, params));
+    layers.push_back(
+        zoo_layer("conv" + std::to_string(block) + "_" + std::to_string(++conv_in_block), flops,
+                  act, act, params));
     channels = out;
   }
   // Classifier: flatten (512 * (image/32)^2) -> 4096 -> 4096 -> classes.
@@ -186,8 +140,8 @@ std::vector<ModelLayer> vgg16(const proto::Zoo& zoo) {
   const int64_t dims[] = {channels * size * size, fc, fc, classes};
   for (int i = 0; i < 3; ++i) {
     const double act = static_cast<double>(dims[i + 1]) * kFp32;
-    layers.push_back(layer("fc" + std::to_string(6 + i), 2.0 * dims[i] * dims[i + 1], act, act,
-                           (dims[i] + 1) * dims[i + 1] * static_cast<int64_t>(kFp32)));
+    layers.push_back(zoo_layer("fc" + std::to_string(6 + i), 2.0 * dims[i] * dims[i + 1], act, act,
+                               (dims[i] + 1) * dims[i + 1] * static_cast<int64_t>(kFp32)));
   }
   return layers;
 }
@@ -203,8 +157,8 @@ std::vector<ModelLayer> vgg16(const proto::Zoo& zoo) {
 std::vector<ModelLayer> resnet(const proto::Zoo& zoo) {
   const int depth = resnet_depth(zoo);
   if (resnet_blocks(depth).empty()) {
-    field_error("layers", "the resnet depth must be 18 or 34 (BasicBlock ResNets), got " +
-                              std::to_string(depth));
+    zoo_field_error("layers", "the resnet depth must be 18 or 34 (BasicBlock ResNets), got " +
+                                  std::to_string(depth));
   }
   const int64_t image = zoo.image_size();
   const bool cifar = image <= kResnetCifarMaxImage;
@@ -214,13 +168,13 @@ std::vector<ModelLayer> resnet(const proto::Zoo& zoo) {
         cifar ? "a positive multiple of 8 up to 64 (the CIFAR stem, then three stride-2 stages)"
               : "a multiple of 32 above 64 (the ImageNet stem's stride-2 conv and max pool, then "
                 "three stride-2 stages)";
-    field_error("image_size", "must be " + rule + ", got " + std::to_string(image));
+    zoo_field_error("image_size", "must be " + rule + ", got " + std::to_string(image));
   }
   if (zoo.num_classes() <= 0) {
-    field_error("num_classes", "must be positive, got " + std::to_string(zoo.num_classes()));
+    zoo_field_error("num_classes", "must be positive, got " + std::to_string(zoo.num_classes()));
   }
   if (!(zoo.width_scale() > 0 && zoo.width_scale() <= 1)) {
-    field_error("width_scale", "must be in (0, 1], got " + shortest(zoo.width_scale()));
+    zoo_field_error("width_scale", "must be in (0, 1], got " + zoo_number(zoo.width_scale()));
   }
 
   const ZooArchitecture arch = zoo_architecture(zoo);
@@ -238,14 +192,14 @@ std::vector<ModelLayer> resnet(const proto::Zoo& zoo) {
       case ArchKind::kResnetStem: {
         if (a.stride == 1) {  // CIFAR: 3x3 conv at full size
           const double hw = static_cast<double>(in_shape[1] * in_shape[2]);
-          layers.push_back(layer("stem", 2 * cin * cout * 9 * hw, act, 2 * act,
-                                 (a.in * 9 + 2) * a.out * static_cast<int64_t>(kFp32)));
+          layers.push_back(zoo_layer("stem", 2 * cin * cout * 9 * hw, act, 2 * act,
+                                     (a.in * 9 + 2) * a.out * static_cast<int64_t>(kFp32)));
         } else {  // ImageNet: 7x7 conv stride 2 to H/2, then the max pool to H/4
           const double conv_hw = static_cast<double>(in_shape[1] * in_shape[2]) / 4;
           const double conv_out = cout * conv_hw * kFp32;
-          layers.push_back(layer("stem", 2 * cin * cout * 49 * conv_hw, act,
-                                 2 * conv_out + out_values * (8 + kFp32),
-                                 (a.in * 49 + 2) * a.out * static_cast<int64_t>(kFp32)));
+          layers.push_back(zoo_layer("stem", 2 * cin * cout * 49 * conv_hw, act,
+                                     2 * conv_out + out_values * (8 + kFp32),
+                                     (a.in * 49 + 2) * a.out * static_cast<int64_t>(kFp32)));
         }
         break;
       }
@@ -264,14 +218,14 @@ std::vector<ModelLayer> resnet(const proto::Zoo& zoo) {
         }
         // BN1 input, ReLU1 output, BN2 input, [shortcut BN input], the output.
         const double stash = (projection ? 5 : 4) * act;
-        layers.push_back(layer("layer" + std::to_string(stage) + "_" + std::to_string(block++),
-                               flops, act, stash, params * static_cast<int64_t>(kFp32)));
+        layers.push_back(zoo_layer("layer" + std::to_string(stage) + "_" + std::to_string(block++),
+                                   flops, act, stash, params * static_cast<int64_t>(kFp32)));
         break;
       }
       case ArchKind::kPoolLinear:
         // The mean over H x W keeps nothing; the FC keeps its pooled input.
-        layers.push_back(layer("head", 2 * cin * cout, act, cin * kFp32 + act,
-                               (a.in + 1) * a.out * static_cast<int64_t>(kFp32)));
+        layers.push_back(zoo_layer("head", 2 * cin * cout, act, cin * kFp32 + act,
+                                   (a.in + 1) * a.out * static_cast<int64_t>(kFp32)));
         break;
       default:
         throw std::logic_error("resnet: unexpected architecture layer");
@@ -282,17 +236,17 @@ std::vector<ModelLayer> resnet(const proto::Zoo& zoo) {
 
 // A plain MLP: `layers` linear layers input_dim -> hidden -> ... -> output_dim.
 std::vector<ModelLayer> mlp(const proto::Zoo& zoo) {
-  const int64_t n = layer_count(zoo);
-  const int64_t hidden = positive(zoo.has_hidden(), zoo.hidden(), "hidden");
-  const int64_t in_dim = positive(zoo.has_input_dim(), zoo.input_dim(), "input_dim");
-  const int64_t out_dim = positive(zoo.has_output_dim(), zoo.output_dim(), "output_dim");
+  const int64_t n = zoo_layer_count(zoo);
+  const int64_t hidden = zoo_positive(zoo.has_hidden(), zoo.hidden(), "hidden");
+  const int64_t in_dim = zoo_positive(zoo.has_input_dim(), zoo.input_dim(), "input_dim");
+  const int64_t out_dim = zoo_positive(zoo.has_output_dim(), zoo.output_dim(), "output_dim");
   std::vector<ModelLayer> layers;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t in = i == 0 ? in_dim : hidden;
     const int64_t out = i + 1 == n ? out_dim : hidden;
     const double act = static_cast<double>(out) * kFp32;
-    layers.push_back(layer("fc" + std::to_string(i + 1), 2.0 * in * out, act, act,
-                           (in + 1) * out * static_cast<int64_t>(kFp32)));
+    layers.push_back(zoo_layer("fc" + std::to_string(i + 1), 2.0 * in * out, act, act,
+                               (in + 1) * out * static_cast<int64_t>(kFp32)));
     // Tensor parallelism splits the layers in pairs (Megatron-LM's MLP): the first
     // column-parallel, whose input gradient is all-reduced (none for the model's input);
     // the second row-parallel, whose output is all-reduced and kept whole on every GPU.
@@ -312,13 +266,16 @@ std::vector<ModelLayer> mlp(const proto::Zoo& zoo) {
 }  // namespace
 
 ModelSpec model_from_zoo(const proto::Zoo& zoo) {
-  if (!zoo.has_name()) throw InputError("model.zoo.name: missing (known: gpt, vgg16, resnet, mlp)");
+  if (!zoo.has_name())
+    throw InputError("model.zoo.name: missing (known: gpt, transformer, vgg16, resnet, mlp)");
   if (!(zoo.efficiency() > 0 && zoo.efficiency() <= 1)) {
-    field_error("efficiency", "must be in (0, 1], got " + shortest(zoo.efficiency()));
+    zoo_field_error("efficiency", "must be in (0, 1], got " + zoo_number(zoo.efficiency()));
   }
   ModelSpec spec;
   if (zoo.name() == "gpt") {
     spec.layers = gpt(zoo);
+  } else if (zoo.name() == "transformer") {
+    spec.layers = transformer_layers(transformer_shape(zoo));
   } else if (zoo.name() == "vgg16") {
     spec.layers = vgg16(zoo);
   } else if (zoo.name() == "mlp") {
@@ -326,18 +283,19 @@ ModelSpec model_from_zoo(const proto::Zoo& zoo) {
   } else if (zoo.name() == "resnet") {
     spec.layers = resnet(zoo);
   } else {
-    field_error("name", "unknown zoo model '" + zoo.name() + "' (known: gpt, vgg16, resnet, mlp)");
+    zoo_field_error("name", "unknown zoo model '" + zoo.name() +
+                                "' (known: gpt, transformer, vgg16, resnet, mlp)");
   }
   const int count = static_cast<int>(spec.layers.size());
   for (int i = 0; i + 1 < count; ++i) spec.layers[i].consumers = {i + 1};
   if (zoo.utilization_half_batch() < 0) {
-    field_error("utilization_half_batch",
-                "must not be negative, got " + shortest(zoo.utilization_half_batch()));
+    zoo_field_error("utilization_half_batch",
+                    "must not be negative, got " + zoo_number(zoo.utilization_half_batch()));
   }
   // efficiency * b / (b + h): the time of b samples is that of b + h at full efficiency.
   if (zoo.launch_overhead_us() < 0) {
-    field_error("launch_overhead_us",
-                "must not be negative, got " + shortest(zoo.launch_overhead_us()));
+    zoo_field_error("launch_overhead_us",
+                    "must not be negative, got " + zoo_number(zoo.launch_overhead_us()));
   }
   for (ModelLayer& l : spec.layers) {
     l.fwd.fixed_flops = l.fwd.flops_per_sample * zoo.utilization_half_batch();

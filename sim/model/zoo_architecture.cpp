@@ -114,7 +114,8 @@ ZooArchitecture zoo_architecture(const proto::Zoo& zoo) {
   if (zoo.name() == "gpt") return gpt(zoo);
   if (zoo.name() == "vgg16") return vgg16(zoo);
   if (zoo.name() == "resnet") return resnet(zoo);
-  return mlp(zoo);
+  if (zoo.name() == "mlp") return mlp(zoo);
+  throw std::invalid_argument("no architecture for the zoo model '" + zoo.name() + "'");
 }
 
 }  // namespace pipetwin

@@ -17,6 +17,8 @@ namespace pipetwin {
 
 // The algorithm of a Program's ALLREDUCE in every engine.
 inline constexpr Collective kProgramAllReduce = Collective::kAllReduceRing;
+// And of its ALL_TO_ALL (expert parallelism).
+inline constexpr Collective kProgramAllToAll = Collective::kAllToAll;
 
 // `count` collectives of ceil(bytes / count) each over `group`, one after the other (a
 // tensor-parallel op holds several): the lock-step flows.

@@ -24,6 +24,8 @@ const char* op_name(Op op) {
       return "OPTIM";
     case Op::kAllreduce:
       return "ALLREDUCE";
+    case Op::kAllToAll:
+      return "ALL_TO_ALL";
     case Op::kOffload:
       return "OFFLOAD";
     case Op::kReload:
@@ -123,6 +125,8 @@ const char* short_op(Op op) {
       return "OPT";
     case Op::kAllreduce:
       return "AR";
+    case Op::kAllToAll:  // "2A2A5": stage 2's all-to-alls of microbatch 5
+      return "A2A";
     case Op::kOffload:
       return "OFFLOAD";
     case Op::kReload:

@@ -39,6 +39,9 @@ enum class Op : uint8_t {
   // which only the stage's update waits for, so W can fill what would be a bubble.
   kBwdInput,
   kBwdWeight,
+  // Expert parallelism: the all-to-alls (dispatch and combine) of a pass's mixture-of-experts
+  // layers among its expert group, on the collective lane.
+  kAllToAll,
 };
 enum class Lane : uint8_t { kCompute, kSend, kRecv, kCopy, kCollective };
 inline constexpr int kLaneCount = 5;
@@ -69,7 +72,7 @@ inline bool computes_input_gradient(Op op) { return op == Op::kBwd || op == Op::
 inline bool computes_weight_gradient(Op op) { return op == Op::kBwd || op == Op::kBwdWeight; }
 inline bool is_pass(Op op) { return op == Op::kFwd || is_backward(op); }
 inline bool is_transfer(Op op) { return is_send(op) || is_recv(op); }
-inline bool is_collective(Op op) { return op == Op::kAllreduce; }
+inline bool is_collective(Op op) { return op == Op::kAllreduce || op == Op::kAllToAll; }
 inline bool is_copy(Op op) {
   return op == Op::kOffload || op == Op::kReload || op == Op::kOffloadWeights ||
          op == Op::kReloadWeights;
@@ -79,8 +82,9 @@ inline bool copies_to_host(Op op) { return op == Op::kOffload || op == Op::kOffl
 
 struct Instruction {
   Op op = Op::kFwd;
-  // ALLREDUCE: how many all-reduces of bytes / collectives each it stands for (tensor
-  // parallelism's per-block collectives of one FWD or BWD), each paying its ring's latency.
+  // ALLREDUCE, ALL_TO_ALL: how many collectives of bytes / collectives each it stands for
+  // (tensor parallelism's per-block all-reduces of one FWD or BWD, expert parallelism's
+  // dispatch and combine per MoE layer), each paying its own latency.
   uint16_t collectives = 1;
   int32_t device = 0;
   int32_t stage = 0;

@@ -11,6 +11,7 @@
 
 #include "scenarios/builtin_files.h"
 #include "sim/cluster/presets.h"
+#include "sim/model/hf_config.h"
 #include "sim/scenario/apply_override.h"
 #include "sim/scenario/did_you_mean.h"
 #include "sim/scenario/field_path.h"
@@ -151,6 +152,23 @@ void fill_preset(LoadedScenario& loaded) {
   *loaded.scenario.mutable_cluster() = *preset;
 }
 
+// model.hf_config: the shape a Hugging Face config.json gives, under the zoo fields the
+// scenario writes itself (those win, so --set model.zoo.layers=4 shrinks a published model).
+void fill_hf_config(LoadedScenario& loaded) {
+  proto::Model& model = *loaded.scenario.mutable_model();
+  if (!model.has_hf_config()) return;
+  if (model.has_zoo() && model.zoo().has_name() && model.zoo().name() != "transformer") {
+    throw InputError(loaded.where("model.zoo.name") +
+                     ": a Hugging Face config describes a transformer, not '" + model.zoo().name() +
+                     "'");
+  }
+  const std::string text =
+      read_scenario_relative_file(loaded, model.hf_config(), "model.hf_config");
+  proto::Zoo zoo = zoo_from_hf_config(text, model.hf_config());
+  zoo.MergeFrom(model.zoo());
+  *model.mutable_zoo() = zoo;
+}
+
 }  // namespace
 
 std::string LoadedScenario::where(const std::string& field_path) const {
@@ -202,6 +220,7 @@ LoadedScenario parse_scenario(const std::string& text, const std::string& source
     loaded.overrides[path] = assignment;
   }
   fill_preset(loaded);
+  fill_hf_config(loaded);
   return loaded;
 }
 

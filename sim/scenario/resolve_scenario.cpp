@@ -44,6 +44,7 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   if (s.model().has_zoo() && s.model().zoo().memory_efficiency() != 0) {
     add_memory_bound_kernels(check, s, setup);
   }
+  add_expert_parallel(check, s, setup);
   add_activation_recompute(check, setup);
   if (setup.freeze.cache_epoch_iterations > 0 && !setup.cluster.has_host_link) {
     check.fail("freeze.autocache", "the cache is read over cluster.host_link, which is missing");

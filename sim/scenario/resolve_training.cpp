@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/model/expert_parallel.h"
+
 namespace pipetwin {
 
 TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenario& s) {
@@ -36,9 +38,16 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
                "splits activations among tensor-parallel GPUs: "
                "set training.tensor_parallel above 1");
   }
+  check.positive(true, t.expert_parallel(), "training.expert_parallel");
+  if (t.data_parallel() % t.expert_parallel() != 0) {
+    check.fail("training.expert_parallel",
+               std::to_string(t.expert_parallel()) + " GPUs per expert group must divide the " +
+                   std::to_string(t.data_parallel()) +
+                   " data-parallel replicas they are taken from (training.data_parallel)");
+  }
   return {t.global_batch(),      t.microbatches(), t.iterations(),      t.optimizer(),
           t.data_parallel(),     t.precision(),    t.mixed_precision(), t.tensor_parallel(),
-          t.sequence_parallel(), t.recompute()};
+          t.sequence_parallel(), t.recompute(),    t.expert_parallel()};
 }
 
 void check_tensor_parallel(const ScenarioChecker& check, const proto::Scenario& s,
@@ -82,6 +91,33 @@ void check_tensor_parallel(const ScenarioChecker& check, const proto::Scenario& 
     check.fail("training.tensor_parallel",
                "not with FreezePipe or PIPEFB, which place stages on devices themselves");
   }
+}
+
+void add_expert_parallel(const ScenarioChecker& check, const proto::Scenario& s,
+                         ResolvedScenario& setup) {
+  const int32_t ep = setup.training.expert_parallel;
+  int32_t experts = 0;
+  for (const ModelLayer& l : setup.model.layers) experts = std::max(experts, l.moe.experts);
+  if (experts == 0) {
+    if (ep > 1) {
+      check.fail("training.expert_parallel",
+                 "spreads the experts of mixture-of-experts layers; this model has none "
+                 "(model.zoo.moe)");
+    }
+    return;
+  }
+  if (experts % ep != 0) {
+    check.fail("training.expert_parallel", "the " + std::to_string(experts) +
+                                               " experts of each layer do not split over " +
+                                               std::to_string(ep) + " GPUs");
+  }
+  if (ep > 1 && (is_asynchronous(setup.schedule.kind) || setup.schedule.kind == proto::PIPEFB ||
+                 !setup.schedule.stage_replicas.empty())) {
+    check.fail("training.expert_parallel",
+               "expert parallelism runs with the synchronous schedules on one device per stage "
+               "(not asynchronous, PIPEFB or replicated stages)");
+  }
+  apply_expert_parallel(setup.model, ep, s.model().zoo().utilization_half_batch());
 }
 
 }  // namespace pipetwin

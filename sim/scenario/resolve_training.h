@@ -14,4 +14,9 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
 void check_tensor_parallel(const ScenarioChecker& check, const proto::Scenario& s,
                            const ResolvedScenario& setup);
 
+// Expert parallelism: checked against the model's experts and the schedule, then applied to
+// the model's layers (sim/model/expert_parallel.h), before recomputation.
+void add_expert_parallel(const ScenarioChecker& check, const proto::Scenario& s,
+                         ResolvedScenario& setup);
+
 }  // namespace pipetwin

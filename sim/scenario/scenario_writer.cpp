@@ -37,6 +37,9 @@ proto::Scenario rebase_file_paths(proto::Scenario scenario, const LoadedScenario
     scenario.mutable_model()->set_pipedream_profile(
         rebased(scenario.model().pipedream_profile(), source, output));
   }
+  if (scenario.model().has_hf_config()) {
+    scenario.mutable_model()->set_hf_config(rebased(scenario.model().hf_config(), source, output));
+  }
   if (scenario.cluster().has_simgrid_platform()) {
     scenario.mutable_cluster()->set_simgrid_platform(
         rebased(scenario.cluster().simgrid_platform(), source, output));

@@ -44,6 +44,12 @@ struct StageCost {
   int32_t tp_bwd_collectives = 0;
   double tp_fwd_bytes_per_sample = 0;
   double tp_bwd_bytes_per_sample = 0;
+  // Expert parallelism: the all-to-alls of one FWD and one BWD among the stage's expert group
+  // (how many, and their bytes per sample together).
+  int32_t ep_fwd_all_to_alls = 0;
+  int32_t ep_bwd_all_to_alls = 0;
+  double ep_fwd_bytes_per_sample = 0;
+  double ep_bwd_bytes_per_sample = 0;
 };
 
 // One pipeline, replicated `replicas` times for data parallelism: replica r runs stage

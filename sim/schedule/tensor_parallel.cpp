@@ -6,6 +6,8 @@
 #include <tuple>
 #include <vector>
 
+#include "sim/schedule/collective_triggers.h"
+
 namespace pipetwin {
 namespace {
 
@@ -44,13 +46,8 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
   };
 
   // Compute-lane positions, for ordering the collective lanes.
-  std::vector<int32_t> position(n, -1);
-  for (int32_t d = 0; d < program.num_devices; ++d) {
-    const int32_t lane = d * kLaneCount + static_cast<int>(Lane::kCompute);
-    for (int32_t i = program.lane_begin[lane]; i < program.lane_begin[lane + 1]; ++i) {
-      position[i] = i - program.lane_begin[lane];
-    }
-  }
+  const std::vector<int32_t> position = compute_positions(program);
+  const std::vector<int32_t> trigger = collective_triggers(program, position);
   const auto tp_bytes = [&](const Instruction& ins) -> std::pair<int64_t, int32_t> {
     // A split backward's all-reduces are those of its input gradient; the weight gradients
     // are local to each GPU's shard.
@@ -72,9 +69,7 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
   for (int32_t i = 0; i < n; ++i) {
     const Instruction& ins = program.instructions[i];
     if (ins.lane() == Lane::kCollective) {
-      int32_t trigger = -1;
-      for (int32_t d : program.deps_of(i)) trigger = std::max(trigger, position[d]);
-      lanes[ins.device].push_back({trigger, true, i});
+      lanes[ins.device].push_back({trigger[i], true, i});
     } else if (const auto [bytes, count] = tp_bytes(ins); bytes > 0 && count > 0) {
       lanes[ins.device].push_back({position[i], false, i});
     }

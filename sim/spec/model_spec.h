@@ -53,6 +53,22 @@ struct LayerCost {
   }
 };
 
+// A mixture-of-experts layer's routed experts (zoo transformer), which expert parallelism
+// spreads over GPUs (sim/model/expert_parallel.h). Their FLOPs, weights and stash are part of
+// the layer's; this says how much of it is theirs.
+struct MoeLayerCost {
+  int32_t experts = 0;  // 0: not a mixture-of-experts layer
+  int32_t top_k = 0;
+  // One expert's forward FLOPs if every token of a sample went through it.
+  double expert_flops_per_sample = 0;
+  int64_t expert_parameter_bytes = 0;  // every routed expert's fp32 weights
+  // One all-to-all's send buffer per sample: tokens x top_k x hidden, 16-bit.
+  double dispatch_bytes_per_sample = 0;
+  double router_imbalance = 1;            // the hottest expert's tokens over the mean
+  std::vector<double> tokens_per_expert;  // or a measured histogram
+  double capacity_factor = 0;             // 0: dropless
+};
+
 struct ModelLayer {
   std::string name;
   LayerCost fwd;
@@ -90,6 +106,11 @@ struct ModelLayer {
   // (sim/model/backward_split.h).
   std::optional<LayerCost> bwd_weight;
   std::optional<double> bwd_weight_stash_bytes_per_sample;
+  MoeLayerCost moe;
+  // Expert parallelism: the all-to-alls of one forward and of one backward among the layer's
+  // expert-parallel GPUs, each of moe.dispatch_bytes_per_sample (set by apply_expert_parallel).
+  int32_t ep_fwd_all_to_alls = 0;
+  int32_t ep_bwd_all_to_alls = 0;
   // Indices (into ModelSpec::layers) of the later layers that read this layer's output.
   // A chain has {i + 1}; a DAG (ResNet branches) may have several. The bytes crossing a
   // cut between layer k and k+1 are the outputs of layers <= k read by a layer > k.

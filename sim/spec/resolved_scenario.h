@@ -25,6 +25,8 @@ struct TrainingSpec {
   int32_t tensor_parallel = 1;   // GPUs per stage (Megatron-LM), tp innermost
   bool sequence_parallel = false;
   proto::Training::Recompute recompute = proto::Training::NONE;  // of transformer blocks
+  // GPUs per expert group, taken from the data-parallel replicas (sim/model/expert_parallel.h)
+  int32_t expert_parallel = 1;
 };
 
 // Offload to host memory (schedule.offload). `stages` holds the policy's choice: every stage

@@ -119,14 +119,18 @@ TEST(ActivationRecompute, SimgridReproducesAnalyticTimestamps) {
   }
 }
 
-// The 70B scenario split TP 4 x PP 16 keeps 16 microbatches' activations on its first stage:
-// 137 GiB without recomputation, within 80 GB with either kind (4096-token sequences: the
-// attention core is most of a block's stash).
+// A 70B GPT (80 blocks of hidden 8192, 64 heads, 4096-token sequences) split TP 4 x PP 16
+// keeps 16 microbatches' activations on its first stage: 137 GiB without recomputation,
+// within 80 GB with either kind (the GPT keeps its s x s attention scores: the attention
+// core is most of a block's stash).
 TEST(ActivationRecomputeCli, ADeepPipelineThatDoesNotFitFitsWithRecomputation) {
-  const std::string base = "simulate " PIPETWIN_SOURCE_DIR
-                           "/scenarios/llama70b-512gpu.textproto --set training.data_parallel=1 "
-                           "--set training.global_batch=128 --set training.tensor_parallel=4 "
-                           "--set schedule.stages=16";
+  const std::string base =
+      "simulate builtin:gpt-8gpu-1f1b --set cluster.nodes=8 --set model.zoo.layers=80 "
+      "--set model.zoo.hidden=8192 --set model.zoo.seq_len=4096 --set model.zoo.heads=64 "
+      "--set model.zoo.vocab=32000 --set training.precision=BF16 "
+      "--set training.mixed_precision=true --set training.sequence_parallel=true "
+      "--set training.global_batch=128 --set training.microbatches=128 "
+      "--set training.tensor_parallel=4 --set schedule.stages=16";
   const testing::CliResult none = testing::run_pipetwin(base);
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_THAT(none.err, HasSubstr("runs out of memory"));

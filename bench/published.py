@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Every published training throughput pipetwin can be held against, in one table.
+
+Each row: the published configuration simulated as written, the published figure, pipetwin's,
+and the error. One number is fitted per GPU type, on one row (marked "fitted"): the GEMM
+efficiency (model.zoo.efficiency). Every other row is a prediction. Memory-bound kernels run
+at 80% of the GPU's memory bandwidth (model.zoo.memory_efficiency 0.8, assumed, not fitted).
+
+Sources:
+  A100  Megatron-LM, Narayanan et al., SC'21, table 1: GPT weak scaling, 1.7B to 1T
+        (bench/megatron_weak_scaling.py). Fitted on its 1.7B row.
+  H100  Megatron-Core MoE, Liu et al., "MoE Parallel Folding", arXiv:2504.14960, tables 3 and
+        4, the "MCore" mappings (attention and experts share TP; no folding): Mixtral-8x22B,
+        Qwen2-57B-A14B, Mixtral-8x22B-G8T8 (64 experts of 1/8 the width, top-8) and
+        Llama3-8x70B (Llama-3-70B upcycled to 8 experts; top-2 assumed), BF16, sequences of
+        4096, capacity factor 1 (token dropping), global batch 256 (table 3) or 1024 (table 4,
+        strong scaling). Fitted on Mixtral-8x22B at 128 GPUs, batch 256. Micro-batch size 1
+        and no virtual pipeline are assumed (the paper does not say).
+  H800  DeepSeek-V3 technical report, arXiv:2412.19437: 180K H800 GPU hours per trillion
+        tokens on 2048 GPUs (PP 16 with DualPipe, EP 64, no TP), batch 15360 of 4096 tokens.
+        Predicted with the H100's fitted efficiency (the H800 has the H100's compute); the
+        report trains its GEMMs in FP8, which pipetwin costs as BF16.
+
+MFU counts model FLOPs as pipetwin's transformer does (docs/models.md): 6 x (the matrix
+weights a token goes through) + 12 x s x (query heads x head width) per token for attention
+(not halved for the causal mask), over 989.5 TFLOP/s per H100/H800. The paper does not state
+its formula; counting the attention halved would lower MFU by about 3%.
+
+    bench/published.py [build/pipetwin] [--engine analytic|simgrid]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import megatron_weak_scaling as megatron  # noqa: E402
+
+H100_PEAK = 989.5e12
+BASE = os.path.join(ROOT, "scenarios", "mixtral-8x7b-64gpu.textproto")
+MODELS = os.path.join(ROOT, "scenarios", "models")
+
+# name, config, zoo overrides
+MOE_MODELS = {
+    "Mixtral-8x22B": ("mixtral-8x22b.json", []),
+    "Qwen2-57B-A14B": ("qwen2-57b-a14b.json", []),
+    "Mixtral-8x22B-G8T8": ("mixtral-8x22b.json", ["model.zoo.moe.experts=64",
+                                                  "model.zoo.moe.top_k=8",
+                                                  "model.zoo.moe.expert_ffn_hidden=2048"]),
+    "Llama3-8x70B": ("llama3-70b.json", ["model.zoo.moe.experts=8", "model.zoo.moe.top_k=2",
+                                         "model.zoo.moe.expert_ffn_hidden=28672"]),
+}
+# model, GPUs, TP, EP, PP, global batch, published MFU (%), source
+MOE_ROWS = [
+    ("Mixtral-8x22B", 128, 2, 4, 8, 256, 46.3, "table 3"),
+    ("Qwen2-57B-A14B", 64, 2, 4, 4, 256, 35.3, "table 3"),
+    ("Mixtral-8x22B-G8T8", 128, 2, 8, 8, 256, 17.1, "table 3"),
+    ("Llama3-8x70B", 256, 8, 4, 8, 256, 38.8, "table 3"),
+    ("Mixtral-8x22B", 128, 2, 4, 8, 1024, 49.4, "table 4"),
+    ("Mixtral-8x22B", 256, 2, 4, 8, 1024, 48.0, "table 4"),
+    ("Mixtral-8x22B", 512, 2, 4, 8, 1024, 45.5, "table 4"),
+    ("Mixtral-8x22B", 1024, 2, 4, 8, 1024, 42.3, "table 4"),
+    ("Qwen2-57B-A14B", 64, 2, 4, 4, 1024, 36.2, "table 4"),
+    ("Qwen2-57B-A14B", 128, 2, 4, 4, 1024, 36.0, "table 4"),
+    ("Qwen2-57B-A14B", 256, 2, 4, 4, 1024, 34.8, "table 4"),
+    ("Qwen2-57B-A14B", 512, 2, 4, 4, 1024, 32.5, "table 4"),
+    ("Qwen2-57B-A14B", 1024, 2, 4, 4, 1024, 29.8, "table 4"),
+    ("Mixtral-8x22B-G8T8", 128, 2, 8, 8, 1024, 19.8, "table 4"),
+    ("Mixtral-8x22B-G8T8", 256, 2, 8, 8, 1024, 18.4, "table 4"),
+    ("Mixtral-8x22B-G8T8", 512, 2, 8, 8, 1024, 16.3, "table 4"),
+    ("Mixtral-8x22B-G8T8", 1024, 2, 8, 8, 1024, 13.4, "table 4"),
+    ("Llama3-8x70B", 256, 8, 4, 8, 1024, 40.1, "table 4"),
+    ("Llama3-8x70B", 512, 8, 4, 8, 1024, 39.5, "table 4"),
+    ("Llama3-8x70B", 1024, 8, 4, 8, 1024, 39.1, "table 4"),
+]
+SEQ = 4096
+
+
+def read_config(name):
+    with open(os.path.join(MODELS, name)) as f:
+        return json.load(f)
+
+
+def flops_per_token(config, overrides):
+    """Model FLOPs of one token's forward and backward (6 per weight, 12 s a d for attention)."""
+    shape = {k.split("=")[0].split(".")[-1]: int(k.split("=")[1]) for k in overrides}
+    h, layers = config["hidden_size"], config["num_hidden_layers"]
+    heads = config["num_attention_heads"]
+    kv = config.get("num_key_value_heads", heads)
+    d = config.get("head_dim", h // heads)
+    ffn = config["intermediate_size"]
+    experts = shape.get("experts", config.get("num_local_experts", config.get("num_experts", 0)))
+    top_k = shape.get("top_k", config.get("num_experts_per_tok", 1))
+    expert_ffn = shape.get("expert_ffn_hidden", config.get("moe_intermediate_size", ffn))
+    shared = config.get("shared_expert_intermediate_size", 0)
+    attention = h * heads * d * 2 + h * kv * d * 2
+    mlp = 3 * h * (top_k * expert_ffn + shared) + h * experts if experts else 3 * h * ffn
+    weights = layers * (attention + mlp) + h * config["vocab_size"]
+    return 6 * weights + 12 * SEQ * heads * d * layers
+
+
+def run(args, scenario, sets):
+    command = [args.pipetwin, "simulate", scenario, "--engine", args.engine, "--json",
+               "--allow-oom"]
+    for s in sets:
+        command += ["--set", s]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit("%s: %s" % (" ".join(command), result.stderr.strip()))
+    out = json.loads(result.stdout)
+    peak = max(d["peak_memory_bytes"] for d in out["devices"]) / 1024.0 ** 3
+    return out["iteration_time_s"], peak
+
+
+def moe_mfu(args, row, efficiency):
+    model, gpus, tp, ep, pp, batch, _, _ = row
+    config_name, overrides = MOE_MODELS[model]
+    dp = gpus // (tp * pp)
+    sets = ["model.hf_config=models/" + config_name, "model.zoo.seq_len=%d" % SEQ,
+            "model.zoo.efficiency=%g" % efficiency, "model.zoo.memory_efficiency=0.8",
+            "cluster.nodes=%d" % (gpus // 8), "training.global_batch=%d" % batch,
+            "training.data_parallel=%d" % dp, "training.microbatches=%d" % (batch // dp),
+            "training.tensor_parallel=%d" % tp, "training.sequence_parallel=%s" % (tp > 1),
+            "training.expert_parallel=%d" % ep, "schedule.stages=%d" % pp]
+    sets.append("model.zoo.moe.capacity_factor=1")
+    step, peak = run(args, BASE, sets + overrides)
+    flops = flops_per_token(read_config(config_name), overrides) * batch * SEQ
+    return 100 * flops / step / gpus / H100_PEAK, step, peak
+
+
+def deepseek_tokens_per_gpu(args, efficiency):
+    sets = ["model.zoo.efficiency=%g" % efficiency, "model.zoo.memory_efficiency=0.8",
+            "training.global_batch=15360", "training.microbatches=120"]
+    step, peak = run(args, os.path.join(ROOT, "scenarios", "deepseek-v3-2048gpu.textproto"), sets)
+    return 15360 * SEQ / step / 2048, step, peak
+
+
+def bisect(score, target):
+    """The efficiency at which score(efficiency), rising with it, meets the target."""
+    lo, hi = 0.1, 1.0
+    for _ in range(25):
+        mid = (lo + hi) / 2
+        if score(mid) < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("pipetwin", nargs="?", default=os.path.join(ROOT, "build", "pipetwin"))
+    parser.add_argument("--engine", default="analytic", choices=["analytic", "simgrid"])
+    args = parser.parse_args()
+    errors = []
+
+    # A100: Megatron-LM's GPT weak scaling (its own script, memory-bound kernels at 80%).
+    megatron.SCENARIO = os.path.join(ROOT, megatron.SCENARIO)
+    megatron.MODELS[:] = [("memory-bound", 0.8)]
+    a100 = megatron.fit_efficiency(args, 0.8)
+    print("A100: efficiency %.4f, fitted on Megatron-LM table 1, 1.7B row\n" % a100)
+    print("| source | model | GPUs | TP | EP | PP | DP | batch | published | pipetwin | error "
+          "| step (s) | peak (GiB) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for i, row in enumerate(megatron.ROWS):
+        params, _, _, _, tp, pp, gpus, batch, published = row
+        tflops, step, peak = megatron.simulate(args, row, a100, 0.8)
+        error = (tflops - published) / published
+        if i > 0:
+            errors.append(("A100", abs(error)))
+        print("| Megatron-LM SC'21 t.1 | GPT %sB | %d | %d | 1 | %d | %d | %d | %d TFLOP/s | %.0f "
+              "| %s | %.2f | %.1f |" % (params, gpus, tp, pp, gpus // (tp * pp), batch, published,
+                                       tflops, "fitted" if i == 0 else "%+.1f%%" % (100 * error),
+                                       step, peak))
+
+    # H100: Megatron-Core MoE, fitted on the first row.
+    first = MOE_ROWS[0]
+    h100 = bisect(lambda e: moe_mfu(args, first, e)[0], first[6])
+    for i, row in enumerate(MOE_ROWS):
+        model, gpus, tp, ep, pp, batch, published, table = row
+        mfu, step, peak = moe_mfu(args, row, h100)
+        error = (mfu - published) / published
+        if i > 0:
+            errors.append(("H100", abs(error)))
+        print("| MCore MoE %s | %s | %d | %d | %d | %d | %d | %d | %.1f%% MFU | %.1f%% | %s | %.2f "
+              "| %.1f |" % (table, model, gpus, tp, ep, pp, gpus // (tp * pp), batch, published,
+                            mfu, "fitted" if i == 0 else "%+.1f%%" % (100 * error), step, peak))
+
+    # H800: DeepSeek-V3, with the H100's efficiency.
+    published = 1e12 / (180e3 * 3600)  # tokens per GPU-second
+    tokens, step, peak = deepseek_tokens_per_gpu(args, h100)
+    error = (tokens - published) / published
+    errors.append(("H800", abs(error)))
+    print("| DeepSeek-V3 report | DeepSeek-V3 | 2048 | 1 | 64 | 16 | 128 | 15360 | %.0f tokens/s "
+          "per GPU | %.0f | %+.1f%% | %.2f | %.1f |" % (published, tokens, 100 * error, step, peak))
+
+    print("\nH100: efficiency %.4f, fitted on Mixtral-8x22B, 128 GPUs, batch 256" % h100)
+    for gpu in ("A100", "H100", "H800"):
+        e = [x for g, x in errors if g == gpu]
+        print("%s, %d predicted rows: mean |error| %.1f%%, largest %.1f%%" %
+              (gpu, len(e), 100 * sum(e) / len(e), 100 * max(e)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+#include "sim/model/expert_parallel.h"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+namespace pipetwin {
+
+double hottest_gpu_load(const MoeLayerCost& moe, int32_t expert_parallel) {
+  const int32_t per_gpu = moe.experts / expert_parallel;
+  // Each expert's share of the tokens, mean 1.
+  std::vector<double> share(static_cast<size_t>(moe.experts), 1.0);
+  if (!moe.tokens_per_expert.empty()) {
+    const double total =
+        std::accumulate(moe.tokens_per_expert.begin(), moe.tokens_per_expert.end(), 0.0);
+    for (size_t e = 0; e < share.size(); ++e) {
+      share[e] = moe.tokens_per_expert[e] * static_cast<double>(moe.experts) / total;
+    }
+  } else if (moe.router_imbalance > 1) {
+    // One expert takes `router_imbalance` times the mean; the others share the rest evenly.
+    share.assign(share.size(), (static_cast<double>(moe.experts) - moe.router_imbalance) /
+                                   static_cast<double>(moe.experts - 1));
+    share[0] = moe.router_imbalance;
+  }
+  // A capacity factor drops what an expert receives beyond it.
+  if (moe.capacity_factor > 0) {
+    for (double& s : share) s = std::min(s, moe.capacity_factor);
+  }
+  double hottest = 0;
+  for (int32_t g = 0; g < expert_parallel; ++g) {
+    const auto first = share.begin() + static_cast<long>(g) * per_gpu;
+    hottest = std::max(hottest, std::accumulate(first, first + per_gpu, 0.0) / per_gpu);
+  }
+  return hottest;
+}
+
+void apply_expert_parallel(ModelSpec& model, int32_t expert_parallel,
+                           double utilization_half_batch) {
+  for (ModelLayer& layer : model.layers) {
+    MoeLayerCost& moe = layer.moe;
+    if (moe.experts == 0) continue;
+    const double routed = moe.top_k * moe.expert_flops_per_sample;
+    const double extra = routed * (hottest_gpu_load(moe, expert_parallel) - 1);
+    layer.fwd.flops_per_sample += extra;
+    layer.bwd.flops_per_sample += 2 * extra;
+    if (layer.bwd_weight) layer.bwd_weight->flops_per_sample += extra;
+    // The zoo gave the layer fixed FLOPs for one GEMM of its routed work; each local expert
+    // is a GEMM of its own.
+    const double local_experts = static_cast<double>(moe.experts / expert_parallel);
+    const double fixed = utilization_half_batch * moe.expert_flops_per_sample *
+                         (local_experts - static_cast<double>(moe.top_k));
+    layer.fwd.fixed_flops += fixed;
+    layer.bwd.fixed_flops += 2 * fixed;
+    if (layer.bwd_weight) layer.bwd_weight->fixed_flops += fixed;
+    layer.parameter_bytes -=
+        moe.expert_parameter_bytes - moe.expert_parameter_bytes / expert_parallel;
+    if (expert_parallel > 1) {  // dispatch and combine, each pass
+      layer.ep_fwd_all_to_alls = 2;
+      layer.ep_bwd_all_to_alls = 2;
+    }
+  }
+}
+
+}  // namespace pipetwin

@@ -1,0 +1,33 @@
+// Expert parallelism (training.expert_parallel = E, as Megatron-Core does it): the routed
+// experts of every mixture-of-experts layer are spread over E GPUs taken from the
+// data-parallel group, E / experts each. Every GPU keeps its own batch; a layer's forward
+// sends each token to the GPUs of its top-k experts and brings the results back (a dispatch
+// and a combine all-to-all), and its backward does the same with the gradients.
+//
+// What this does to a layer's costs on one GPU:
+//   * expert weights, gradients and optimizer state: divided by E;
+//   * expert compute: the tokens its experts receive, top_k x its batch on average, times the
+//     hottest GPU's load over the mean (router_imbalance or tokens_per_expert; capped by the
+//     capacity factor), the slowest GPU setting the layer's time;
+//   * GEMM efficiency: each local expert is its own GEMM, so the utilisation curve's fixed
+//     part (model.zoo.utilization_half_batch) is paid per local expert, not once per layer;
+//   * two all-to-alls per pass of tokens x top_k x hidden 16-bit values (E > 1 only).
+// docs/parallelism.md, "Expert parallelism", states the model and its limits.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/spec/model_spec.h"
+
+namespace pipetwin {
+
+// The hottest of `expert_parallel` GPUs' routed tokens over the mean (>= 1), experts placed
+// on GPUs in contiguous blocks of experts / expert_parallel.
+double hottest_gpu_load(const MoeLayerCost& moe, int32_t expert_parallel);
+
+// Rewrites every mixture-of-experts layer of `model` for `expert_parallel` GPUs per expert
+// group (1 included: the per-expert GEMM efficiency and the load still apply).
+void apply_expert_parallel(ModelSpec& model, int32_t expert_parallel,
+                           double utilization_half_batch);
+
+}  // namespace pipetwin

@@ -1,0 +1,31 @@
+#include "sim/schedule/collective_triggers.h"
+
+#include <algorithm>
+
+namespace pipetwin {
+
+std::vector<int32_t> compute_positions(const Program& program) {
+  std::vector<int32_t> position(program.size(), -1);
+  for (int32_t d = 0; d < program.num_devices; ++d) {
+    const int32_t lane = d * kLaneCount + static_cast<int>(Lane::kCompute);
+    for (int32_t i = program.lane_begin[lane]; i < program.lane_begin[lane + 1]; ++i) {
+      position[i] = i - program.lane_begin[lane];
+    }
+  }
+  return position;
+}
+
+std::vector<int32_t> collective_triggers(const Program& program,
+                                         const std::vector<int32_t>& position) {
+  std::vector<int32_t> trigger(program.size(), -1);
+  // A lane lists its collectives in order, so one a collective waits for comes first.
+  for (int32_t i = 0; i < program.size(); ++i) {
+    if (program.instructions[i].lane() != Lane::kCollective) continue;
+    for (int32_t d : program.deps_of(i)) {
+      trigger[i] = std::max(trigger[i], position[d] >= 0 ? position[d] : trigger[d]);
+    }
+  }
+  return trigger;
+}
+
+}  // namespace pipetwin

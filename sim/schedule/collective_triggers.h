@@ -1,0 +1,22 @@
+// Where the passes that add collectives after compute ops (tensor parallelism, expert
+// parallelism) place them on a collective lane: each entry goes where the compute op that
+// triggers it stands, so that every member of a group meets its collectives in one order.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/program/program.h"
+
+namespace pipetwin {
+
+// Each instruction's position on its device's compute lane (-1 off the compute lane).
+std::vector<int32_t> compute_positions(const Program& program);
+
+// For each collective, the latest compute position it waits for, through the collectives it
+// waits for (a gradient all-reduce after the last backward's all-to-all is triggered by that
+// backward); -1 for other instructions.
+std::vector<int32_t> collective_triggers(const Program& program,
+                                         const std::vector<int32_t>& position);
+
+}  // namespace pipetwin

@@ -1,0 +1,127 @@
+#include "sim/schedule/expert_all_to_all.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
+
+#include "sim/schedule/collective_triggers.h"
+
+namespace pipetwin {
+namespace {
+
+// One entry of a collective lane: an existing collective, or the all-to-all of compute op
+// `index`, ordered by the compute-lane position that triggers it (the all-to-all first at a
+// tie: a BWD's own all-to-all precedes the gradient all-reduce that waits for that BWD).
+struct LaneEntry {
+  int32_t position = 0;
+  bool existing = false;
+  int32_t index = 0;
+  bool operator<(const LaneEntry& o) const {
+    return std::tie(position, existing, index) < std::tie(o.position, o.existing, o.index);
+  }
+};
+
+}  // namespace
+
+Program add_expert_all_to_alls(const Program& program, const PipelineLayout& layout,
+                               int32_t expert_parallel, bool overlap_next_compute) {
+  const int32_t n = program.size();
+  const int32_t per_replica = layout.devices_per_replica;
+  ProgramBuilder builder(program.num_devices, program.num_stages, program.iterations,
+                         program.global_batch);
+  builder.reserve(static_cast<int64_t>(n) * 2, static_cast<int64_t>(program.deps.size()) * 2 + n);
+
+  const std::vector<int32_t> position = compute_positions(program);
+  const std::vector<int32_t> trigger = collective_triggers(program, position);
+  const auto all_to_alls = [&](const Instruction& ins) -> int32_t {
+    if (ins.op != Op::kFwd && !computes_input_gradient(ins.op)) return 0;
+    const StageCost& cost = layout.costs[ins.stage];
+    return ins.op == Op::kFwd ? cost.ep_fwd_all_to_alls : cost.ep_bwd_all_to_alls;
+  };
+
+  std::vector<int32_t> id(n, -1);
+  for (int32_t i = 0; i < n; ++i) {
+    if (program.instructions[i].lane() != Lane::kCollective)
+      id[i] = builder.add(program.instructions[i]);
+  }
+  std::vector<std::vector<LaneEntry>> lanes(program.num_devices);
+  for (int32_t i = 0; i < n; ++i) {
+    const Instruction& ins = program.instructions[i];
+    if (ins.lane() == Lane::kCollective) {
+      lanes[ins.device].push_back({trigger[i], true, i});
+    } else if (all_to_alls(ins) > 0) {
+      lanes[ins.device].push_back({position[i], false, i});
+    }
+  }
+  std::vector<int32_t> exchange(n, -1);  // pass -> its all-to-all
+  // Groups by (expert group, device within the replica, compute position).
+  std::map<std::tuple<int32_t, int32_t, int32_t>, std::vector<int32_t>> groups;
+  for (auto& lane : lanes) {
+    std::sort(lane.begin(), lane.end());
+    for (const LaneEntry& e : lane) {
+      const Instruction& ins = program.instructions[e.index];
+      if (e.existing) {
+        id[e.index] = builder.add(ins);
+        continue;
+      }
+      Instruction a2a = ins;
+      a2a.op = Op::kAllToAll;
+      a2a.compute_s = 0;
+      a2a.stash_bytes = 0;
+      const StageCost& cost = layout.costs[ins.stage];
+      a2a.bytes = std::llround(
+          (ins.op == Op::kFwd ? cost.ep_fwd_bytes_per_sample : cost.ep_bwd_bytes_per_sample) *
+          ins.range.size());
+      a2a.collectives = static_cast<uint16_t>(
+          std::min<int32_t>(all_to_alls(ins), std::numeric_limits<uint16_t>::max()));
+      exchange[e.index] = builder.add(a2a);
+      const int32_t replica = ins.device / per_replica;
+      groups[{replica / expert_parallel, ins.device % per_replica, e.position}].push_back(
+          exchange[e.index]);
+    }
+  }
+  for (auto& [key, members] : groups) {
+    if (static_cast<int32_t>(members.size()) != expert_parallel) {
+      throw std::logic_error("expert all-to-all: the replicas' compute lanes differ");
+    }
+    builder.group(members);
+  }
+
+  for (int32_t i = 0; i < n; ++i) {
+    for (int32_t d : program.deps_of(i)) {
+      // What consumed a pass consumes it once its tokens are back, except the pass's own
+      // weight gradients (W), which need the gradients its experts received, not what it
+      // sends back.
+      const bool after_exchange = exchange[d] >= 0 && program.instructions[i].op != Op::kBwdWeight;
+      builder.add_dependency(id[i], after_exchange ? exchange[d] : id[d]);
+    }
+    if (program.partner[i] >= 0 && is_send(program.instructions[i].op)) {
+      builder.pair(id[i], id[program.partner[i]]);
+    }
+    if (exchange[i] < 0) continue;
+    builder.add_dependency(exchange[i], id[i]);
+    // The compute op that waits: the next on the lane, or the one after it when the next
+    // overlaps (DualPipe's F&B).
+    const int32_t gate = i + (overlap_next_compute ? 2 : 1);
+    if (gate < n && program.lane_index(gate) == program.lane_index(i)) {
+      builder.add_dependency(id[gate], exchange[i]);
+    }
+  }
+  for (int32_t g = 0; g < program.num_groups(); ++g) {
+    std::vector<int32_t> members;
+    for (int32_t m : program.members_of_group(g)) members.push_back(id[m]);
+    builder.group(members);
+  }
+  builder.set_static_bytes(program.static_bytes);
+  builder.set_stage_device(program.stage_device);
+  builder.set_stage_replicas(program.stage_replicas);
+  builder.set_model_stage(program.model_stage);
+  builder.set_show_ranges(program.show_ranges);
+  return std::move(builder).finish();
+}
+
+}  // namespace pipetwin

@@ -1,0 +1,72 @@
+// Expert parallelism on a layer's costs: expert weights divided by E exactly, the hottest
+// GPU's load from the router's imbalance or a histogram, and the per-expert GEMM overhead.
+#include "sim/model/expert_parallel.h"
+
+#include <gtest/gtest.h>
+
+namespace pipetwin {
+namespace {
+
+ModelLayer moe_layer(int32_t experts, int32_t top_k) {
+  ModelLayer l;
+  l.moe.experts = experts;
+  l.moe.top_k = top_k;
+  l.moe.expert_flops_per_sample = 1e9;
+  l.moe.expert_parameter_bytes = 4'000'000 * static_cast<int64_t>(experts);
+  l.moe.dispatch_bytes_per_sample = 1e6;
+  l.parameter_bytes = l.moe.expert_parameter_bytes + 1'000'000;
+  l.fwd.flops_per_sample = top_k * 1e9 + 5e8;
+  l.bwd.flops_per_sample = 2 * l.fwd.flops_per_sample;
+  l.bwd_weight = LayerCost{};
+  l.bwd_weight->flops_per_sample = l.fwd.flops_per_sample;
+  return l;
+}
+
+TEST(ExpertParallel, DividesExpertWeightsExactly) {
+  for (int32_t ep : {1, 2, 4, 8}) {
+    ModelSpec spec;
+    spec.layers = {moe_layer(8, 2)};
+    apply_expert_parallel(spec, ep, 0);
+    EXPECT_EQ(spec.layers[0].parameter_bytes, 1'000'000 + 32'000'000 / ep) << ep;
+    // Balanced tokens: each GPU computes top_k x its own tokens, whatever E.
+    EXPECT_DOUBLE_EQ(spec.layers[0].fwd.flops_per_sample, 2e9 + 5e8) << ep;
+    EXPECT_EQ(spec.layers[0].ep_fwd_all_to_alls, ep > 1 ? 2 : 0);
+    EXPECT_EQ(spec.layers[0].ep_bwd_all_to_alls, ep > 1 ? 2 : 0);
+  }
+}
+
+TEST(ExpertParallel, HottestGpuFromTheRouterImbalance) {
+  MoeLayerCost moe = moe_layer(8, 2).moe;
+  moe.router_imbalance = 3;  // one expert at 3x the mean, the other seven at 5/7
+  EXPECT_DOUBLE_EQ(hottest_gpu_load(moe, 1), 1);  // one GPU runs them all
+  EXPECT_DOUBLE_EQ(hottest_gpu_load(moe, 8), 3);  // the hot expert alone sets the time
+  EXPECT_DOUBLE_EQ(hottest_gpu_load(moe, 2), (3 + 3 * 5.0 / 7) / 4);
+  moe.capacity_factor = 1.25;  // tokens beyond 1.25x the mean are dropped
+  EXPECT_DOUBLE_EQ(hottest_gpu_load(moe, 8), 1.25);
+}
+
+TEST(ExpertParallel, HottestGpuFromAHistogram) {
+  MoeLayerCost moe = moe_layer(4, 1).moe;
+  moe.tokens_per_expert = {10, 30, 40, 20};  // mean 25
+  EXPECT_DOUBLE_EQ(hottest_gpu_load(moe, 4), 40.0 / 25);
+  EXPECT_DOUBLE_EQ(hottest_gpu_load(moe, 2), 60.0 / 50);  // GPUs hold {10,30} and {40,20}
+}
+
+TEST(ExpertParallel, ImbalanceSlowsTheLayerAndEachLocalExpertPaysItsGemmOverhead) {
+  ModelSpec spec;
+  spec.layers = {moe_layer(8, 2)};
+  spec.layers[0].moe.router_imbalance = 3;
+  const double half_batch = 0.5;
+  for (ModelLayer& l : spec.layers) {  // what the zoo sets: one GEMM's overhead for the layer
+    l.fwd.fixed_flops = half_batch * l.fwd.flops_per_sample;
+  }
+  apply_expert_parallel(spec, 8, half_batch);
+  const ModelLayer& l = spec.layers[0];
+  EXPECT_DOUBLE_EQ(l.fwd.flops_per_sample, 3 * 2e9 + 5e8);
+  EXPECT_DOUBLE_EQ(l.bwd.flops_per_sample, 2 * (2e9 + 5e8) + 2 * 2 * 2e9);
+  // One local expert instead of top_k = 2 GEMMs' worth.
+  EXPECT_DOUBLE_EQ(l.fwd.fixed_flops, half_batch * (2.5e9 + (1 - 2) * 1e9));
+}
+
+}  // namespace
+}  // namespace pipetwin
