@@ -83,3 +83,12 @@ replay pipedream-weights scenarios/offload-gpt-a100.textproto cluster.preset=dgx
 # Tensor parallelism: one stage on two GPUs, each pass's all-reduces as NCCL all-reduces.
 replay tp2 builtin:quickstart cluster.preset=dgx-h100 cluster.gpus_per_node=2 schedule.stages=1 \
   training.tensor_parallel=2
+# A transformer read from its Hugging Face config: Llama-3-8B's widths, two blocks, one GPU.
+replay llama3-8b-2layers-1gpu builtin:llama3-8b-64gpu cluster.nodes=1 cluster.gpus_per_node=1 \
+  model.zoo.layers=2 training.data_parallel=1 training.global_batch=8 training.microbatches=8 \
+  schedule.stages=1
+# Expert parallelism: one Mixtral-8x7B block, its experts over two ranks, each pass's dispatch
+# and combine as NCCL all-to-alls.
+replay mixtral-ep2-2ranks builtin:mixtral-8x7b-64gpu cluster.nodes=1 cluster.gpus_per_node=2 \
+  model.zoo.layers=1 training.data_parallel=2 training.expert_parallel=2 training.global_batch=8 \
+  training.microbatches=4 schedule.stages=1

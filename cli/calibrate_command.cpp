@@ -66,9 +66,10 @@ std::string gemm_efficiency(const Calibration& cuda, LoadedScenario& loaded) {
   const GemmEfficiencyFit fit =
       fit_gemm_efficiency(samples, s.cluster().gpu().peak_tflops() * 1e12);
   proto::Zoo* zoo = s.mutable_model()->mutable_zoo();
-  // GEMM rows per sample: a GPT sample is seq_len tokens; an MLP sample one row. VGG's
-  // convolutions have a different row count per layer: its efficiency stays flat.
-  const double rows = zoo->name() == "gpt" ? zoo->seq_len() : zoo->name() == "mlp" ? 1 : 0;
+  // GEMM rows per sample: a transformer sample is seq_len tokens; an MLP sample one row.
+  // VGG's convolutions have a different row count per layer: its efficiency stays flat.
+  const bool transformer = zoo->name() == "gpt" || zoo->name() == "transformer";
+  const double rows = transformer ? zoo->seq_len() : zoo->name() == "mlp" ? 1 : 0;
   zoo->set_efficiency(fit.efficiency);
   if (rows > 0) zoo->set_utilization_half_batch(half_batch_samples(fit, rows));
   std::ostringstream line;

@@ -90,7 +90,7 @@ inline bool reads_only_embedded_files(const proto::Scenario& scenario, const std
     return path.empty() || path.front() != '/' || path == allowed;
   };
   return ok(scenario.model().pipedream_profile()) && ok(scenario.freeze().log()) &&
-         ok(scenario.cluster().simgrid_platform());
+         ok(scenario.cluster().simgrid_platform()) && ok(scenario.model().hf_config());
 }
 
 // What `pipetwin simulate` does with a resolved scenario on the analytic engine (FreezePipe's

@@ -10,11 +10,11 @@ double hottest_gpu_load(const MoeLayerCost& moe, int32_t expert_parallel) {
   const int32_t per_gpu = moe.experts / expert_parallel;
   // Each expert's share of the tokens, mean 1.
   std::vector<double> share(static_cast<size_t>(moe.experts), 1.0);
-  if (!moe.tokens_per_expert.empty()) {
-    const double total =
-        std::accumulate(moe.tokens_per_expert.begin(), moe.tokens_per_expert.end(), 0.0);
+  if (moe.tokens_per_expert) {
+    const std::vector<double>& tokens = *moe.tokens_per_expert;
+    const double total = std::accumulate(tokens.begin(), tokens.end(), 0.0);
     for (size_t e = 0; e < share.size(); ++e) {
-      share[e] = moe.tokens_per_expert[e] * static_cast<double>(moe.experts) / total;
+      share[e] = tokens[e] * static_cast<double>(moe.experts) / total;
     }
   } else if (moe.router_imbalance > 1) {
     // One expert takes `router_imbalance` times the mean; the others share the rest evenly.
@@ -36,11 +36,14 @@ double hottest_gpu_load(const MoeLayerCost& moe, int32_t expert_parallel) {
 
 void apply_expert_parallel(ModelSpec& model, int32_t expert_parallel,
                            double utilization_half_batch) {
+  // Every MoE layer of a zoo model routes alike (one moe block): its load is worked out once.
+  double load = 0;
   for (ModelLayer& layer : model.layers) {
     MoeLayerCost& moe = layer.moe;
     if (moe.experts == 0) continue;
+    if (load == 0) load = hottest_gpu_load(moe, expert_parallel);
     const double routed = moe.top_k * moe.expert_flops_per_sample;
-    const double extra = routed * (hottest_gpu_load(moe, expert_parallel) - 1);
+    const double extra = routed * (load - 1);
     layer.fwd.flops_per_sample += extra;
     layer.bwd.flops_per_sample += 2 * extra;
     if (layer.bwd_weight) layer.bwd_weight->flops_per_sample += extra;

@@ -126,7 +126,8 @@ void read_moe(const ConfigReader& c, const std::string& type, proto::Zoo& zoo) {
     }
     if (c.has("first_k_dense_replace")) {
       const json& v = c.value("first_k_dense_replace");
-      if (!v.is_number_integer() || v.get<int64_t>() < 0) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 ||
+          v.get<int64_t>() > std::numeric_limits<int32_t>::max()) {
         c.fail("first_k_dense_replace", "must be a non-negative integer, got " + v.dump());
       }
       moe.set_first_dense_layers(v.get<int32_t>());

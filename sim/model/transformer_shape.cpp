@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "sim/model/zoo_fields.h"
 
@@ -48,6 +49,20 @@ int64_t TransformerShape::total_parameters() const {
 
 namespace {
 
+// Widths and counts beyond any model trained, with room: they keep every product of the
+// counts below within 64 bits.
+constexpr int64_t kMaxWidth = 1 << 20;
+constexpr int64_t kMaxExperts = 1 << 16;
+// A trillion-parameter model times a thousand: beyond it the byte counts would overflow.
+constexpr double kMaxParameters = 1e15;
+
+int64_t bounded(int64_t value, int64_t limit, const std::string& field) {
+  if (value > limit) {
+    zoo_field_error(field, "at most " + std::to_string(limit) + ", got " + std::to_string(value));
+  }
+  return value;
+}
+
 int64_t optional_positive(bool present, int32_t value, int64_t fallback, const std::string& field) {
   if (!present) return fallback;
   if (value <= 0) zoo_field_error(field, "must be positive, got " + std::to_string(value));
@@ -56,19 +71,21 @@ int64_t optional_positive(bool present, int32_t value, int64_t fallback, const s
 
 MoeShape moe_shape(const proto::Moe& m, int64_t layers) {
   MoeShape moe;
-  moe.experts = zoo_positive(m.has_experts(), m.experts(), "moe.experts");
+  moe.experts = bounded(zoo_positive(m.has_experts(), m.experts(), "moe.experts"), kMaxExperts,
+                        "moe.experts");
   moe.top_k = zoo_positive(m.has_top_k(), m.top_k(), "moe.top_k");
   if (moe.top_k > moe.experts) {
     zoo_field_error("moe.top_k", "at most moe.experts (" + std::to_string(moe.experts) + "), got " +
                                      std::to_string(moe.top_k));
   }
-  moe.expert_ffn =
-      zoo_positive(m.has_expert_ffn_hidden(), m.expert_ffn_hidden(), "moe.expert_ffn_hidden");
+  moe.expert_ffn = bounded(
+      zoo_positive(m.has_expert_ffn_hidden(), m.expert_ffn_hidden(), "moe.expert_ffn_hidden"),
+      kMaxWidth, "moe.expert_ffn_hidden");
   if (m.shared_experts() < 0) {
     zoo_field_error("moe.shared_experts",
                     "must not be negative, got " + std::to_string(m.shared_experts()));
   }
-  moe.shared_experts = m.shared_experts();
+  moe.shared_experts = bounded(m.shared_experts(), kMaxExperts, "moe.shared_experts");
   moe.router_bias = m.router_bias();
   if (m.first_dense_layers() < 0 || m.first_dense_layers() >= layers) {
     zoo_field_error("moe.first_dense_layers", "must be in [0, layers = " + std::to_string(layers) +
@@ -106,7 +123,8 @@ MoeShape moe_shape(const proto::Moe& m, int64_t layers) {
     if (m.has_router_imbalance()) {
       zoo_field_error("moe.router_imbalance", "give either router_imbalance or tokens_per_expert");
     }
-    moe.tokens_per_expert.assign(m.tokens_per_expert().begin(), m.tokens_per_expert().end());
+    moe.tokens_per_expert = std::make_shared<const std::vector<double>>(
+        m.tokens_per_expert().begin(), m.tokens_per_expert().end());
   }
   return moe;
 }
@@ -158,6 +176,27 @@ TransformerShape transformer_shape(const proto::Zoo& zoo) {
   t.tied_embeddings = zoo.tied_embeddings();
   t.qkv_bias = zoo.qkv_bias();
   if (zoo.has_moe()) t.moe = moe_shape(zoo.moe(), t.layers);
+  const std::pair<const char*, int64_t> widths[] = {
+      {"hidden", t.hidden},           {"heads", t.heads},
+      {"kv_heads", t.kv_heads},       {"head_dim", t.head_dim},
+      {"v_head_dim", t.v_head_dim},   {"rope_head_dim", t.rope_head_dim},
+      {"q_lora_rank", t.q_lora_rank}, {"kv_lora_rank", t.kv_lora_rank},
+      {"ffn_hidden", t.ffn},          {"vocab", t.vocab},
+      {"seq_len", t.seq_len}};
+  for (const auto& [field, value] : widths) bounded(value, kMaxWidth, field);
+  // Counted in doubles first: the exact count in 64 bits is then safe.
+  const double heads = static_cast<double>(t.heads), h = static_cast<double>(t.hidden);
+  const double block =
+      4 * h * heads * static_cast<double>(t.head_dim + t.rope_head_dim + t.v_head_dim) +
+      4 * h * static_cast<double>(t.q_lora_rank + t.kv_lora_rank) +
+      3 * h * static_cast<double>(t.ffn) +
+      3 * h * static_cast<double>(t.moe.experts + t.moe.shared_experts) *
+          static_cast<double>(t.moe.expert_ffn);
+  const double total = static_cast<double>(t.layers) * block + 2 * h * static_cast<double>(t.vocab);
+  if (total > kMaxParameters) {
+    zoo_field_error("layers", "the model would have about " + zoo_number(total) +
+                                  " parameters, more than " + zoo_number(kMaxParameters));
+  }
   return t;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "scenario.pb.h"
@@ -16,11 +17,12 @@ struct MoeShape {
   int64_t top_k = 1;
   int64_t shared_experts = 0;  // always-on experts of expert_ffn width
   int64_t expert_ffn = 0;
-  int64_t first_dense_layers = 0;         // the first blocks keep a dense MLP of `ffn`
-  double capacity_factor = 0;             // 0: dropless
-  double router_imbalance = 1;            // the hottest expert's tokens over the mean
-  std::vector<double> tokens_per_expert;  // a measured histogram (replaces the imbalance)
-  bool router_bias = false;               // a learned bias per expert (DeepSeek-V3)
+  int64_t first_dense_layers = 0;  // the first blocks keep a dense MLP of `ffn`
+  double capacity_factor = 0;      // 0: dropless
+  double router_imbalance = 1;     // the hottest expert's tokens over the mean
+  // A measured histogram (replaces the imbalance), one count per expert.
+  std::shared_ptr<const std::vector<double>> tokens_per_expert;
+  bool router_bias = false;  // a learned bias per expert (DeepSeek-V3)
 };
 
 struct TransformerShape {

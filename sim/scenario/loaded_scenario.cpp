@@ -252,10 +252,13 @@ std::string read_scenario_relative_file(const LoadedScenario& loaded, const std:
                                 ? fs::path(path)
                                 : fs::path(loaded.base_dir) / path;
   if (!loaded.builtin || fs::path(path).is_absolute()) {
-    if (std::optional<std::string> text = read_file(resolved);
-        text && !fs::is_directory(resolved)) {
-      return *text;
+    // A device or a pipe (/dev/zero, a FIFO) would never end: only regular files are read.
+    std::error_code error;
+    if (fs::exists(resolved, error) && !fs::is_regular_file(resolved, error)) {
+      throw InputError(loaded.where(field_path) + ": '" + resolved.string() +
+                       "' is not a regular file");
     }
+    if (std::optional<std::string> text = read_file(resolved); text) return *text;
   }
   // Built-in scenarios find their profiles among the embedded files.
   if (loaded.builtin) {

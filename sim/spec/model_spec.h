@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -64,9 +65,10 @@ struct MoeLayerCost {
   int64_t expert_parameter_bytes = 0;  // every routed expert's fp32 weights
   // One all-to-all's send buffer per sample: tokens x top_k x hidden, 16-bit.
   double dispatch_bytes_per_sample = 0;
-  double router_imbalance = 1;            // the hottest expert's tokens over the mean
-  std::vector<double> tokens_per_expert;  // or a measured histogram
-  double capacity_factor = 0;             // 0: dropless
+  double router_imbalance = 1;  // the hottest expert's tokens over the mean
+  // Or a measured histogram, shared by every layer of the model.
+  std::shared_ptr<const std::vector<double>> tokens_per_expert;
+  double capacity_factor = 0;  // 0: dropless
 };
 
 struct ModelLayer {

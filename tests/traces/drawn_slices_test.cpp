@@ -182,16 +182,16 @@ bool cluster_sized(const std::string& name) {
 }
 
 // One process per scenario, each with its own time limit. Cluster-sized scenarios run with
-// one replica of 16 microbatches (so without expert parallelism, whose all-to-alls the
-// smaller MoE scenarios draw): nesting does not depend on the scale, and their full size
-// would take minutes in sanitized builds.
+// one replica of 32 microbatches (DualPipe's least on 16 stages), so without expert
+// parallelism, whose all-to-alls the smaller MoE scenarios draw: nesting does not depend on
+// the scale, and their full size would take minutes in sanitized builds.
 TEST_P(ShippedScenario, NestsCleanlyOnBothEngines) {
   const testing::TempDir dir;
   const auto path =
       std::filesystem::path(PIPETWIN_SOURCE_DIR) / "scenarios" / (GetParam() + ".textproto");
   const std::string smaller =
-      cluster_sized(GetParam()) ? " --set training.data_parallel=1 --set training.global_batch=16"
-                                  " --set training.microbatches=16 --set training.expert_parallel=1"
+      cluster_sized(GetParam()) ? " --set training.data_parallel=1 --set training.global_batch=32"
+                                  " --set training.microbatches=32 --set training.expert_parallel=1"
                                 : "";
   for (const char* engine : {"analytic", "simgrid"}) {
     const std::string name = GetParam() + "." + engine;

@@ -15,6 +15,8 @@
 #include "cli_runner.h"
 #include "random_setup.h"
 #include "sim/build_program.h"
+#include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/resolve_scenario.h"
 #include "uniform_setup.h"
 
 namespace pipetwin {
@@ -29,7 +31,7 @@ ReplayKind expected_kind(Op op, bool flop_counted) {
     case Lane::kCopy:
       return op == Op::kOffload ? ReplayKind::kToHost : ReplayKind::kToDevice;
     case Lane::kCollective:
-      return ReplayKind::kAllReduce;
+      return op == Op::kAllToAll ? ReplayKind::kAllToAll : ReplayKind::kAllReduce;
     default:
       return is_send(op) ? ReplayKind::kSend : ReplayKind::kRecv;
   }
@@ -74,6 +76,31 @@ TEST(ReplayPlan, EveryInstructionBecomesItsDeviceOperation) {
     }
     EXPECT_EQ(seen.size(), static_cast<size_t>(p.size()));
   }
+}
+
+// Expert parallelism: each ALL_TO_ALL becomes an NCCL all-to-all among its group's ranks,
+// whose communicator the plan lists.
+TEST(ReplayPlan, AllToAllsRunAmongTheirExpertGroup) {
+  const ResolvedScenario setup = resolve_scenario(load_scenario(
+      "builtin:mixtral-8x7b-64gpu",
+      {"cluster.nodes=1", "model.zoo.layers=2", "schedule.stages=2", "training.data_parallel=4",
+       "training.expert_parallel=2", "training.global_batch=8", "training.microbatches=2"}));
+  const Program p = build_program(setup);
+  int exchanges = 0;
+  for (int32_t rank = 0; rank < p.num_devices; ++rank) {
+    const ReplayPlan plan = make_replay_plan(p, rank, {1e15, true});
+    for (const ReplayOp& op : plan.ops) {
+      if (p.instructions[op.instruction].op != Op::kAllToAll) continue;
+      ++exchanges;
+      EXPECT_EQ(op.kind, ReplayKind::kAllToAll);
+      // Rank r's group: the same stage on the replica next to it (replicas 0-1 or 2-3).
+      const int32_t replica = rank / 2;
+      const int32_t first = (replica / 2) * 2 * 2 + rank % 2;
+      EXPECT_EQ(op.group, std::vector<int32_t>({first, first + 2}));
+      EXPECT_NE(std::find(plan.groups.begin(), plan.groups.end(), op.group), plan.groups.end());
+    }
+  }
+  EXPECT_EQ(exchanges, 8 * 2 * 2);  // ranks x microbatches x passes
 }
 
 // GEMMs of repeats x 2 m n k FLOPs within four steps of k per repeat of what the op costs

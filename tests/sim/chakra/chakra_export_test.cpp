@@ -143,7 +143,9 @@ TEST_P(ChakraRoundTrip, NodesFollowTheProgram) {
           EXPECT_EQ(attr(node, "comm_tag").int32_val(), p.partner[i]);
           break;
         case ChakraProtoMsg::COMM_COLL_NODE:
-          EXPECT_EQ(attr(node, "comm_type").int64_val(), ChakraProtoMsg::ALL_REDUCE);
+          EXPECT_EQ(attr(node, "comm_type").int64_val(), instr.op == Op::kAllToAll
+                                                             ? ChakraProtoMsg::ALL_TO_ALL
+                                                             : ChakraProtoMsg::ALL_REDUCE);
           EXPECT_EQ(attr(node, "comm_size").int64_val(), instr.bytes);
           EXPECT_FALSE(attr(node, "pg_name").string_val().empty());
           break;
@@ -229,7 +231,12 @@ INSTANTIATE_TEST_SUITE_P(
         // PipeFB: stash and weights transfers.
         Case{"builtin:offload-gpt-a100", {"schedule.kind=PIPEFB", "schedule.stages=4"}},
         // Tensor parallelism: per-block collectives.
-        Case{"builtin:gpt-tp2-pp2-cpu", {"training.iterations=1"}}),
+        Case{"builtin:gpt-tp2-pp2-cpu", {"training.iterations=1"}},
+        // Expert parallelism: the all-to-alls of each MoE block, as ALL_TO_ALL collectives.
+        Case{"builtin:mixtral-8x7b-64gpu",
+             {"cluster.nodes=1", "model.zoo.layers=2", "schedule.stages=2",
+              "training.data_parallel=2", "training.expert_parallel=2", "training.global_batch=4",
+              "training.microbatches=2"}}),
     [](const ::testing::TestParamInfo<Case>& info) { return "Case" + std::to_string(info.index); });
 
 // The cases cover every kind of node the export writes.

@@ -18,7 +18,7 @@ void expect_link_complete(const proto::Link& link, const std::string& what) {
 
 TEST(ClusterPresets, EveryPresetSetsEveryField) {
   const auto names = cluster_preset_names();
-  ASSERT_EQ(names.size(), 4u);
+  ASSERT_EQ(names.size(), 5u);
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     const std::optional<proto::Cluster> c = cluster_preset(name);
@@ -60,6 +60,14 @@ TEST(ClusterPresets, KnownFigures) {
   EXPECT_DOUBLE_EQ(h100.intra_node().bandwidth_gbytes_per_s(), 450);
   EXPECT_DOUBLE_EQ(h100.inter_node().bandwidth_gbytes_per_s(), 50);
   EXPECT_GT(h100.gpu().peak_tflops(), 3 * a100.gpu().peak_tflops());
+
+  // The H800: the H100's compute, NVLink cut to 400 GB/s in all, one NDR NIC per GPU
+  // (DeepSeek-V3's report, section 3.1).
+  const proto::Cluster h800 = *cluster_preset("hgx-h800");
+  EXPECT_DOUBLE_EQ(h800.gpu().peak_tflops(), h100.gpu().peak_tflops());
+  EXPECT_DOUBLE_EQ(h800.intra_node().bandwidth_gbytes_per_s(), 200);
+  EXPECT_DOUBLE_EQ(h800.inter_node().bandwidth_gbytes_per_s(), 50);
+  EXPECT_EQ(h800.inter_node().nics_per_node(), 0);
 
   // The PCIe box has no NVLink: its GPUs talk at host-link speed.
   const proto::Cluster pcie = *cluster_preset("pcie-8xa100");

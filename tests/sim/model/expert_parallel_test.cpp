@@ -47,7 +47,8 @@ TEST(ExpertParallel, HottestGpuFromTheRouterImbalance) {
 
 TEST(ExpertParallel, HottestGpuFromAHistogram) {
   MoeLayerCost moe = moe_layer(4, 1).moe;
-  moe.tokens_per_expert = {10, 30, 40, 20};  // mean 25
+  moe.tokens_per_expert =
+      std::make_shared<const std::vector<double>>(std::vector<double>{10, 30, 40, 20});  // mean 25
   EXPECT_DOUBLE_EQ(hottest_gpu_load(moe, 4), 40.0 / 25);
   EXPECT_DOUBLE_EQ(hottest_gpu_load(moe, 2), 60.0 / 50);  // GPUs hold {10,30} and {40,20}
 }

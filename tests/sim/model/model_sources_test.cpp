@@ -491,8 +491,9 @@ TEST(Zoo, ErrorsNameTheField) {
 
   proto::Zoo unknown;
   unknown.set_name("bert");
-  EXPECT_EQ(input_error([&] { model_from_zoo(unknown); }),
-            "model.zoo.name: unknown zoo model 'bert' (known: gpt, vgg16, resnet, mlp)");
+  EXPECT_EQ(
+      input_error([&] { model_from_zoo(unknown); }),
+      "model.zoo.name: unknown zoo model 'bert' (known: gpt, transformer, vgg16, resnet, mlp)");
 }
 
 }  // namespace

@@ -103,11 +103,17 @@ TEST(ExpertAllToAll, FreeLinksMakeExpertParallelismCostNothing) {
   const std::vector<std::string> free_links = {
       "cluster.intra_node.bandwidth_gbytes_per_s=1e12", "cluster.intra_node.latency_us=0",
       "cluster.inter_node.bandwidth_gbytes_per_s=1e12", "cluster.inter_node.latency_us=0"};
+  // DualPipe with free all-to-alls is DualPipe without experts spread.
+  for (const char* kind : {"ONE_F_ONE_B", "DUALPIPE"}) {
+    const ResolvedScenario one = small_moe(2, 4, 1, kind, free_links);
+    const ResolvedScenario four = small_moe(2, 4, 4, kind, free_links);
+    const Program p1 = build_program(one), p4 = build_program(four);
+    EXPECT_NEAR(run_analytic(p4, four.cluster).span_s(), run_analytic(p1, one.cluster).span_s(),
+                1e-9)
+        << kind;
+  }
   const ResolvedScenario one = small_moe(2, 4, 1, "ONE_F_ONE_B", free_links);
   const ResolvedScenario four = small_moe(2, 4, 4, "ONE_F_ONE_B", free_links);
-  const Program p1 = build_program(one), p4 = build_program(four);
-  EXPECT_NEAR(run_analytic(p4, four.cluster).span_s(), run_analytic(p1, one.cluster).span_s(),
-              1e-9);
   // Per GPU, the experts' weights (and with them gradients and optimizer state) shrink by 4
   // exactly; the rest of each block stays whole.
   int moe_layers = 0;
