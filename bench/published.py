@@ -16,6 +16,10 @@ Sources:
         4096, capacity factor 1 (token dropping), global batch 256 (table 3) or 1024 (table 4,
         strong scaling). Fitted on Mixtral-8x22B at 128 GPUs, batch 256. Micro-batch size 1
         and no virtual pipeline are assumed (the paper does not say).
+        Also Llama 3.1 405B as Meta trained it (Llama 3 paper, "The Llama 3 Herd of Models",
+        arXiv:2407.21783, table 4): 8192 and 16384 GPUs, TP 8, PP 16, no context parallelism,
+        16M tokens per step in 8192-token sequences, 430 and 400 TFLOP/s per GPU; the
+        interleaved schedule with 2 virtual stages is assumed (the paper tunes its own).
   H800  DeepSeek-V3 technical report, arXiv:2412.19437: 180K H800 GPU hours per trillion
         tokens on 2048 GPUs (PP 16 with DualPipe, EP 64, no TP), batch 15360 of 4096 tokens.
         Predicted with the H100's fitted efficiency (the H800 has the H100's compute); the
@@ -84,7 +88,12 @@ def read_config(name):
         return json.load(f)
 
 
-def flops_per_token(config, overrides):
+# GPUs, TP, PP, published TFLOP/s per GPU (Llama 3.1 405B, batch 2048 x 8192 tokens)
+LLAMA_405B_ROWS = [(8192, 8, 16, 430), (16384, 8, 16, 400)]
+LLAMA_SEQ = 8192
+
+
+def flops_per_token(config, overrides, seq=SEQ):
     """Model FLOPs of one token's forward and backward (6 per weight, 12 s a d for attention)."""
     shape = {k.split("=")[0].split(".")[-1]: int(k.split("=")[1]) for k in overrides}
     h, layers = config["hidden_size"], config["num_hidden_layers"]
@@ -99,12 +108,13 @@ def flops_per_token(config, overrides):
     attention = h * heads * d * 2 + h * kv * d * 2
     mlp = 3 * h * (top_k * expert_ffn + shared) + h * experts if experts else 3 * h * ffn
     weights = layers * (attention + mlp) + h * config["vocab_size"]
-    return 6 * weights + 12 * SEQ * heads * d * layers
+    return 6 * weights + 12 * seq * heads * d * layers
 
 
 def run(args, scenario, sets):
+    # The 16384-GPU row builds a Program of about 8 million instructions.
     command = [args.pipetwin, "simulate", scenario, "--engine", args.engine, "--json",
-               "--allow-oom"]
+               "--allow-oom", "--max-memory", "16"]
     for s in sets:
         command += ["--set", s]
     result = subprocess.run(command, capture_output=True, text=True)
@@ -129,6 +139,21 @@ def moe_mfu(args, row, efficiency):
     step, peak = run(args, BASE, sets + overrides)
     flops = flops_per_token(read_config(config_name), overrides) * batch * SEQ
     return 100 * flops / step / gpus / H100_PEAK, step, peak
+
+
+def llama_405b_tflops(args, row, efficiency):
+    gpus, tp, pp, _ = row
+    dp = gpus // (tp * pp)
+    sets = ["model.hf_config=models/llama3.1-405b.json", "model.zoo.seq_len=%d" % LLAMA_SEQ,
+            "model.zoo.efficiency=%g" % efficiency, "model.zoo.memory_efficiency=0.8",
+            "cluster.nodes=%d" % (gpus // 8), "training.global_batch=2048",
+            "training.data_parallel=%d" % dp, "training.microbatches=%d" % (2048 // dp),
+            "training.tensor_parallel=%d" % tp, "training.sequence_parallel=true",
+            "schedule.stages=%d" % pp, "schedule.kind=INTERLEAVED_ONE_F_ONE_B",
+            "schedule.virtual_stages=2"]
+    step, peak = run(args, os.path.join(ROOT, "scenarios", "llama3-70b-1024gpu.textproto"), sets)
+    flops = flops_per_token(read_config("llama3.1-405b.json"), [], LLAMA_SEQ) * 2048 * LLAMA_SEQ
+    return flops / step / gpus / 1e12, step, peak
 
 
 def deepseek_tokens_per_gpu(args, efficiency):
@@ -188,6 +213,15 @@ def main():
         print("| MCore MoE %s | %s | %d | %d | %d | %d | %d | %d | %.1f%% MFU | %.1f%% | %s | %.2f "
               "| %.1f |" % (table, model, gpus, tp, ep, pp, gpus // (tp * pp), batch, published,
                             mfu, "fitted" if i == 0 else "%+.1f%%" % (100 * error), step, peak))
+
+    for row in LLAMA_405B_ROWS:
+        gpus, tp, pp, published = row
+        tflops, step, peak = llama_405b_tflops(args, row, h100)
+        error = (tflops - published) / published
+        errors.append(("H100", abs(error)))
+        print("| Llama 3 paper t.4 | Llama 3.1 405B | %d | %d | 1 | %d | %d | 2048 | %d TFLOP/s "
+              "| %.0f | %+.1f%% | %.2f | %.1f |" % (gpus, tp, pp, gpus // (tp * pp), published,
+                                                  tflops, 100 * error, step, peak))
 
     # H800: DeepSeek-V3, with the H100's efficiency.
     published = 1e12 / (180e3 * 3600)  # tokens per GPU-second

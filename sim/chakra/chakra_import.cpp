@@ -58,7 +58,7 @@ std::string string_or(const Attrs& attrs, const std::string& name, const std::st
 }
 
 bool parse_op(const std::string& name, Op& op) {
-  for (int k = 0; k <= static_cast<int>(Op::kBwdWeight); ++k) {
+  for (int k = 0; k <= static_cast<int>(Op::kAllToAll); ++k) {  // the enum's last
     if (name == op_name(static_cast<Op>(k))) {
       op = static_cast<Op>(k);
       return true;
