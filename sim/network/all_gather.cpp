@@ -1,33 +1,11 @@
-// Ring all-gather of a result of `bytes` (each member holds ceil(bytes / n) of it): n-1
-// lock-step steps, in each of which every member passes the shard it received last to the
-// next member of the ring.
-//   time = (n-1) * max over ring links (latency + chunk / bandwidth)
-// which on identical links is (n-1)/n * bytes/bandwidth + (n-1) * latency.
-#include "sim/network/collective_algorithm.h"
+// Ring all-gather of a result of `bytes` (each member holds ceil(bytes / n) of it): one pass
+// around the ring, every member passing on the shard it received last (ring_pass.h).
+#include "sim/network/ring_pass.h"
 
 namespace pipetwin {
-namespace {
-
-class RingAllGather final : public CollectiveAlgorithm {
- public:
-  std::string_view name() const override { return "ring all-gather"; }
-  double uniform_seconds(double bytes, int32_t ranks, const LinkSpec& link) const override {
-    if (ranks <= 1) return 0;
-    const double steps = ranks - 1.0;
-    return steps / ranks * bytes / link.bandwidth_bytes_per_s + steps * link.latency_s;
-  }
-  CollectiveSchedule schedule(const ClusterSpec&, std::span<const int32_t> group,
-                              int64_t bytes) const override {
-    const int32_t n = static_cast<int32_t>(group.size());
-    if (n < 2) return {};
-    return {ring_phase(group, ceil_div(bytes, n), n - 1)};
-  }
-};
-
-}  // namespace
 
 const CollectiveAlgorithm& all_gather_algorithm() {
-  static const RingAllGather algorithm;
+  static const RingPass algorithm("ring all-gather");
   return algorithm;
 }
 
