@@ -162,7 +162,7 @@ class ExpertParallelExact : public ::testing::TestWithParam<proto::ScheduleKind>
 
 TEST_P(ExpertParallelExact, SimgridReproducesAnalyticTimes) {
   std::mt19937 rng(977 + GetParam());
-  for (int trial = 0; trial < 20; ++trial) {
+  for (int trial = 0; trial < 10; ++trial) {
     ResolvedScenario setup = testing::random_setup(rng, GetParam());
     setup.simgrid.exact = true;
     // Experts on some layers, spread over the replicas' groups.
