@@ -21,7 +21,7 @@ ModelSpec model_from_layers(const proto::Model& model, double reference_microbat
 ModelSpec model_from_pipedream(const std::string& text, int profile_batch, bool input_cost,
                                const std::string& source_name);
 
-// Zoo models "gpt", "vgg16", "resnet", "mlp": FLOPs and bytes from the architecture
+// Zoo models "transformer", "gpt", "vgg16", "resnet", "mlp": FLOPs and bytes from the architecture
 // (formulas in docs/models.md). Throws InputError for a missing/invalid field,
 // naming it as "model.zoo.<field>".
 ModelSpec model_from_zoo(const proto::Zoo& zoo);
