@@ -158,23 +158,16 @@ std::vector<std::pair<std::string, std::string>> headline_numbers(const RunMetri
       {"training time", format_seconds(metrics.makespan_s)},
       {"throughput", format_number("%.1f samples/s", metrics.throughput_samples_per_s)},
       {"bubble", format_number("%.1f%%", metrics.bubble_ratio * 100)}};
-  if (metrics.comm_s > 0) {
-    numbers.emplace_back(
-        "exposed comm",
-        format_seconds(metrics.exposed_comm_s) + " of " + format_seconds(metrics.comm_s) +
-            " p2p, summed over devices (" +
-            format_number("%.1f%%", 100 * (1 - metrics.exposed_comm_s / metrics.comm_s)) +
-            " hidden by compute)");
-  }
-  if (metrics.collective_s > 0) {
-    numbers.emplace_back(
-        "exposed coll.",
-        format_seconds(metrics.exposed_collective_s) + " of " +
-            format_seconds(metrics.collective_s) + " collectives, summed over devices (" +
-            format_number("%.1f%%",
-                          100 * (1 - metrics.exposed_collective_s / metrics.collective_s)) +
-            " hidden by compute)");
-  }
+  // What compute did not hide of one kind of communication, as HTA counts it.
+  const auto exposed = [&](const char* label, double exposed_s, double total_s, const char* what) {
+    if (total_s <= 0) return;
+    numbers.emplace_back(label, format_seconds(exposed_s) + " of " + format_seconds(total_s) + " " +
+                                    what + ", summed over devices (" +
+                                    format_number("%.1f%%", 100 * (1 - exposed_s / total_s)) +
+                                    " hidden by compute)");
+  };
+  exposed("exposed comm", metrics.exposed_comm_s, metrics.comm_s, "p2p");
+  exposed("exposed coll.", metrics.exposed_collective_s, metrics.collective_s, "collectives");
   return numbers;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "sim/program/program.h"
@@ -18,5 +19,18 @@ std::vector<int32_t> compute_positions(const Program& program);
 // backward); -1 for other instructions.
 std::vector<int32_t> collective_triggers(const Program& program,
                                          const std::vector<int32_t>& position);
+
+// One entry of a collective lane being rebuilt: a collective the Program had, or a new one
+// for compute op `index`, ordered by the compute position that triggers it. At a tie the new
+// one comes first: a backward's own collective precedes the gradient all-reduce that waits
+// for that backward.
+struct CollectiveLaneEntry {
+  int32_t position = 0;
+  bool existing = false;
+  int32_t index = 0;  // the existing collective, or the compute op
+  bool operator<(const CollectiveLaneEntry& o) const {
+    return std::tie(position, existing, index) < std::tie(o.position, o.existing, o.index);
+  }
+};
 
 }  // namespace pipetwin

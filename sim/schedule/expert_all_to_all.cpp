@@ -11,21 +11,6 @@
 #include "sim/schedule/collective_triggers.h"
 
 namespace pipetwin {
-namespace {
-
-// One entry of a collective lane: an existing collective, or the all-to-all of compute op
-// `index`, ordered by the compute-lane position that triggers it (the all-to-all first at a
-// tie: a BWD's own all-to-all precedes the gradient all-reduce that waits for that BWD).
-struct LaneEntry {
-  int32_t position = 0;
-  bool existing = false;
-  int32_t index = 0;
-  bool operator<(const LaneEntry& o) const {
-    return std::tie(position, existing, index) < std::tie(o.position, o.existing, o.index);
-  }
-};
-
-}  // namespace
 
 Program add_expert_all_to_alls(const Program& program, const PipelineLayout& layout,
                                int32_t expert_parallel, bool overlap_next_compute) {
@@ -48,7 +33,7 @@ Program add_expert_all_to_alls(const Program& program, const PipelineLayout& lay
     if (program.instructions[i].lane() != Lane::kCollective)
       id[i] = builder.add(program.instructions[i]);
   }
-  std::vector<std::vector<LaneEntry>> lanes(program.num_devices);
+  std::vector<std::vector<CollectiveLaneEntry>> lanes(program.num_devices);
   for (int32_t i = 0; i < n; ++i) {
     const Instruction& ins = program.instructions[i];
     if (ins.lane() == Lane::kCollective) {
@@ -62,7 +47,7 @@ Program add_expert_all_to_alls(const Program& program, const PipelineLayout& lay
   std::map<std::tuple<int32_t, int32_t, int32_t>, std::vector<int32_t>> groups;
   for (auto& lane : lanes) {
     std::sort(lane.begin(), lane.end());
-    for (const LaneEntry& e : lane) {
+    for (const CollectiveLaneEntry& e : lane) {
       const Instruction& ins = program.instructions[e.index];
       if (e.existing) {
         id[e.index] = builder.add(ins);

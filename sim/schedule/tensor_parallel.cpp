@@ -3,29 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <tuple>
 #include <vector>
 
 #include "sim/schedule/collective_triggers.h"
 
 namespace pipetwin {
-namespace {
-
-// One entry of a collective lane: an original ALLREDUCE (data parallelism) or the
-// tensor-parallel all-reduce of compute op `pass`, ordered by the compute-lane position of
-// what triggers it (tensor-parallel first at a tie: a BWD's own all-reduce precedes the
-// gradient all-reduce that waits for that BWD).
-struct CollectiveEntry {
-  int32_t position = 0;
-  bool data_parallel = false;
-  int32_t index = 0;  // the original ALLREDUCE, or the FWD/BWD
-  bool operator<(const CollectiveEntry& o) const {
-    return std::tie(position, data_parallel, index) <
-           std::tie(o.position, o.data_parallel, o.index);
-  }
-};
-
-}  // namespace
 
 Program expand_tensor_parallel(const Program& program, const PipelineLayout& layout,
                                int32_t tensor_parallel) {
@@ -65,7 +47,7 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
     for (int32_t t = 0; t < T; ++t) at(i, t) = builder.add(place(program.instructions[i], t));
   }
   // Each device's collective lane, in the order of what triggers its entries.
-  std::vector<std::vector<CollectiveEntry>> lanes(program.num_devices);
+  std::vector<std::vector<CollectiveLaneEntry>> lanes(program.num_devices);
   for (int32_t i = 0; i < n; ++i) {
     const Instruction& ins = program.instructions[i];
     if (ins.lane() == Lane::kCollective) {
@@ -77,10 +59,10 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
   std::vector<std::vector<int32_t>> tp_reduce(n);  // pass -> its all-reduce on each GPU
   for (auto& lane : lanes) {
     std::sort(lane.begin(), lane.end());
-    for (const CollectiveEntry& e : lane) {
+    for (const CollectiveLaneEntry& e : lane) {
       const Instruction& ins = program.instructions[e.index];
       for (int32_t t = 0; t < T; ++t) {
-        if (e.data_parallel) {
+        if (e.existing) {
           at(e.index, t) = builder.add(place(ins, t));
           continue;
         }
