@@ -49,8 +49,9 @@ c10::intrusive_ptr<c10d::ProcessGroupGloo> connect(const RankEnvironment& env, d
 c10::intrusive_ptr<c10d::ProcessGroupGloo> join_group(const GlooJob& job,
                                                       const RankEnvironment& env,
                                                       const std::vector<int>& ranks,
-                                                      double timeout_s) {
-  std::string name = "group";
+                                                      double timeout_s,
+                                                      const std::string& purpose) {
+  std::string name = purpose;
   for (int r : ranks) name.append("_").append(std::to_string(r));
   const auto me = std::find(ranks.begin(), ranks.end(), env.rank);
   if (me == ranks.end())

@@ -3,6 +3,7 @@
 // groups that collectives such as a stage's ALLREDUCE across replicas run in.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "backend/torch/real_run.h"
@@ -20,11 +21,12 @@ GlooJob join_job(const RankEnvironment& env, double timeout_s);
 // The world group only.
 c10::intrusive_ptr<c10d::ProcessGroupGloo> connect(const RankEnvironment& env, double timeout_s);
 
-// A group of `ranks` (world ranks, this one among them). Every member must create it,
-// and members must create their groups in the same order.
+// A group of `ranks` (world ranks, this one among them), named `purpose` in the store.
+// Every member must create it, and members must create their groups in the same order.
 c10::intrusive_ptr<c10d::ProcessGroupGloo> join_group(const GlooJob& job,
                                                       const RankEnvironment& env,
                                                       const std::vector<int>& ranks,
-                                                      double timeout_s);
+                                                      double timeout_s,
+                                                      const std::string& purpose = "group");
 
 }  // namespace pipetwin

@@ -1,25 +1,51 @@
 // A rank's collectives: the Gloo groups its all-reduces span, joined up front; data
-// parallelism's all-reduce of a stage's gradients over its replicas; and sequence
+// parallelism's all-reduce of a stage's gradients over its replicas (with expert
+// parallelism, of the experts' over the replicas that hold the same experts); and sequence
 // parallelism's all-reduce of the replicated parameters' gradients over the stage's
 // tensor-parallel ranks.
 #include <algorithm>
 #include <vector>
 
+#include "backend/torch/decoder_layers.h"
 #include "backend/torch/rank_executor_state.h"
 #include "backend/torch/tensor_parallel_layers.h"
 
 namespace pipetwin {
 
 // One Gloo group per distinct set of devices a collective of this rank spans, created
-// in Program order, which every member sees the same.
+// in Program order, which every member sees the same; after each gradient all-reduce's
+// group, the part of it that holds this rank's experts.
 void RankExecutor::join_collective_groups() {
   for (int32_t g = 0; g < p_.num_groups(); ++g) {
-    std::vector<int> ranks;
-    for (int32_t m : p_.members_of_group(g)) ranks.push_back(p_.instructions[m].device);
-    std::sort(ranks.begin(), ranks.end());
+    const int32_t first = p_.members_of_group(g)[0];
+    const std::vector<int> ranks = group_ranks(first);
     if (std::find(ranks.begin(), ranks.end(), env_.rank) == ranks.end()) continue;
     session_.group(ranks);
+    if (p_.instructions[first].op == Op::kAllreduce && !is_tensor_parallel_reduce(first)) {
+      const std::vector<int> holders = expert_holders(ranks);
+      if (holders.size() > 1) session_.group(holders, "experts");
+    }
   }
+}
+
+std::vector<int> RankExecutor::group_ranks(int32_t i) const {
+  std::vector<int> ranks;
+  for (int32_t m : p_.members_of_group(p_.group[i])) ranks.push_back(p_.instructions[m].device);
+  std::sort(ranks.begin(), ranks.end());
+  return ranks;
+}
+
+// The replicas with the same place in their expert-parallel group hold the same experts.
+std::vector<int> RankExecutor::expert_holders(const std::vector<int>& ranks) const {
+  const int32_t size = model_.expert_parallel().size;
+  if (size == 1) return ranks;
+  std::vector<int> holders;
+  for (int r : ranks) {
+    if (r / devices_per_replica_ % size == env_.rank / devices_per_replica_ % size) {
+      holders.push_back(r);
+    }
+  }
+  return holders;
 }
 
 // Tensor parallelism's ALLREDUCE after a FWD or BWD: its members are the T ranks of one
@@ -33,13 +59,18 @@ bool RankExecutor::is_tensor_parallel_reduce(int32_t i) const {
   return true;
 }
 
+bool RankExecutor::ran_inside_pass(int32_t i) const {
+  const Op op = p_.instructions[i].op;
+  return op == Op::kAllToAll || (op == Op::kAllreduce && is_tensor_parallel_reduce(i));
+}
+
 std::vector<int32_t> RankExecutor::inputs_of(int32_t i) const {
   std::vector<int32_t> inputs;
   const auto add = [&](int32_t d) {
     if (std::find(inputs.begin(), inputs.end(), d) == inputs.end()) inputs.push_back(d);
   };
   for (int32_t d : p_.deps_of(i)) {
-    if (p_.instructions[d].op == Op::kAllreduce && is_tensor_parallel_reduce(d)) {
+    if (ran_inside_pass(d)) {
       for (int32_t pass : p_.deps_of(d)) add(pass);
     } else {
       add(d);
@@ -50,25 +81,40 @@ std::vector<int32_t> RankExecutor::inputs_of(int32_t i) const {
 
 // Data parallelism: the stage's gradients summed across its replicas. Every replica's
 // loss is already weighted by its share of the global minibatch, so the sum is the
-// gradient of the mean.
+// gradient of the mean. Experts sum only over the replicas that hold them: each got its
+// gradient from every token routed to it, whichever replica the token came from.
 // Tensor parallelism's ALLREDUCE stands for the collectives of the pass before it, which
 // have run inside that pass, where its layers need them (tensor_parallel_ops.h): it has
 // nothing left to do, and its span is empty.
 void RankExecutor::allreduce(int32_t i) {
   if (is_tensor_parallel_reduce(i)) return;
-  const Instruction& ins = p_.instructions[i];
-  std::vector<int> ranks;
-  for (int32_t m : p_.members_of_group(p_.group[i])) ranks.push_back(p_.instructions[m].device);
-  std::sort(ranks.begin(), ranks.end());
+  const std::vector<int> ranks = group_ranks(i);
+  std::vector<torch::Tensor> dense, experts;
+  for (const auto& layer : *stages_.at(p_.instructions[i].stage)) {
+    const std::vector<torch::Tensor> held = expert_parameters(*layer.ptr());
+    for (const auto& p : layer.ptr()->parameters()) {
+      const bool expert = std::any_of(held.begin(), held.end(),
+                                      [&](const torch::Tensor& e) { return e.is_same(p); });
+      (expert ? experts : dense).push_back(p);
+    }
+  }
+  sum_gradients(dense, session_.group(ranks));
+  const std::vector<int> holders = expert_holders(ranks);
+  if (holders.size() > 1) sum_gradients(experts, session_.group(holders, "experts"));
+}
+
+// The defined gradients of `parameters` summed over `group` in place, in one all-reduce.
+void RankExecutor::sum_gradients(const std::vector<torch::Tensor>& parameters,
+                                 c10d::ProcessGroupGloo& group) {
   std::vector<torch::Tensor> grads;
-  for (const auto& p : stages_.at(ins.stage)->parameters()) {
+  for (const auto& p : parameters) {
     if (p.grad().defined()) grads.push_back(p.grad().flatten());
   }
   if (grads.empty()) return;
   std::vector<torch::Tensor> flat = {torch::cat(grads)};
-  session_.group(ranks).allreduce(flat)->wait();
+  group.allreduce(flat)->wait();
   int64_t offset = 0;
-  for (const auto& p : stages_.at(ins.stage)->parameters()) {
+  for (const auto& p : parameters) {
     if (!p.grad().defined()) continue;
     const int64_t n = p.grad().numel();
     p.mutable_grad().copy_(flat[0].slice(0, offset, offset + n).view_as(p.grad()));

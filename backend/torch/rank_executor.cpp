@@ -11,6 +11,7 @@
 
 #include "backend/common/program_lanes.h"
 #include "backend/torch/clock_alignment.h"
+#include "backend/torch/decoder_layers.h"
 #include "backend/torch/rank_executor_state.h"
 #include "backend/torch/tensor_parallel_layers.h"
 #include "sim/build_program.h"
@@ -57,6 +58,7 @@ RankExecutor::RankExecutor(const ResolvedScenario& setup, const Program& program
       arch_(zoo_architecture(*setup.zoo)),
       split_stages_(setup.schedule.kind == proto::PIPEFB),
       stash_weights_(is_asynchronous(setup.schedule.kind)),
+      devices_per_replica_(program.num_devices / setup.training.data_parallel),
       layers_(program_stage_layers(program, chunk_layer_ranges(setup))),
       task_(arch_, setup.training.global_batch, options.seed),
       produced_(program.size()),
@@ -143,6 +145,10 @@ void RankExecutor::perform(int32_t i) {
       return update(ins);
     case Op::kAllreduce:
       return allreduce(i);
+    case Op::kAllToAll:
+      // The pass before it exchanged its tokens where its MoE layers needed them
+      // (moe_mlp.h): nothing is left to do, and the span is empty.
+      return;
     default:  // real_run_unsupported turns these schedules away first
       throw RuntimeFailure(std::string("the LibTorch backend does not run ") + op_name(ins.op));
   }
@@ -161,8 +167,12 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
            "have no architecture to run";
   }
   if (setup.zoo->name() == "transformer") {
-    return "the LibTorch backend builds the zoo's gpt, vgg16, resnet and mlp; simulate the "
-           "transformer with pipetwin simulate, or replay it on GPUs with --backend cuda";
+    const std::string why = decoder_unsupported(zoo_architecture(*setup.zoo));
+    if (!why.empty()) return why;
+  }
+  if (setup.training.expert_parallel > 1 && setup.freeze.enabled) {
+    return "real ranks do not freeze layers whose experts are spread over ranks "
+           "(training.expert_parallel with freeze)";
   }
   if (setup.schedule.kind == proto::PIPEFB && !setup.schedule.pipefb_recompute) {
     // A backward in another process cannot walk the forward's autograd graph.
@@ -215,8 +225,18 @@ MeasuredRun run_as_rank(const ResolvedScenario& setup, const Program& program,
     tensor_parallel.sequence_parallel = setup.training.sequence_parallel;
     tensor_parallel.gloo = &session.group(tensor_parallel_ranks(env.rank, tensor_parallel.size));
   }
+  // Expert parallelism: this rank's place among the replicas that share its stage's
+  // experts, joined next by every rank.
+  ExpertParallelGroup expert_parallel;
+  expert_parallel.size = setup.training.expert_parallel;
+  if (expert_parallel.splits()) {
+    const int32_t per_replica = program.num_devices / setup.training.data_parallel;
+    expert_parallel.rank = env.rank / per_replica % expert_parallel.size;
+    expert_parallel.gloo = &session.group(
+        expert_parallel_ranks(env.rank, expert_parallel.size, per_replica), "expert_parallel");
+  }
   RankModel model(zoo_architecture(*setup.zoo), setup.training.optimizer, options.seed,
-                  tensor_parallel);
+                  tensor_parallel, expert_parallel);
   return execute_on_rank(setup, program, session, model, options, ProgramContext{});
 }
 

@@ -89,12 +89,21 @@ class RankExecutor : public LaneDevice {
   // sequence parallelism, the all-reduce of the gradients each tensor-parallel rank
   // computed over its own part of the sequence.
   void join_collective_groups();
+  // The sorted devices of instruction i's collective group.
+  std::vector<int> group_ranks(int32_t i) const;
+  // The ranks among `ranks` that hold this rank's experts (all of them without expert
+  // parallelism).
+  std::vector<int> expert_holders(const std::vector<int>& ranks) const;
   bool is_tensor_parallel_reduce(int32_t i) const;
-  // The instructions whose results instruction i reads: its dependencies, each
-  // tensor-parallel ALLREDUCE standing for the pass it follows (whose consumers the
-  // Program makes wait for it), without repeats.
+  // A collective that ran inside the pass before it: tensor parallelism's ALLREDUCE, and
+  // expert parallelism's ALL_TO_ALL (the token exchange of the pass's MoE layers).
+  bool ran_inside_pass(int32_t i) const;
+  // The instructions whose results instruction i reads: its dependencies, each collective
+  // that ran inside a pass standing for that pass (whose consumers the Program makes wait
+  // for it), without repeats.
   std::vector<int32_t> inputs_of(int32_t i) const;
   void allreduce(int32_t i);
+  void sum_gradients(const std::vector<torch::Tensor>& parameters, c10d::ProcessGroupGloo& group);
   void reduce_sequence_parallel_gradients(int32_t stage);
   const TensorParallelGroup& tensor_parallel() const { return model_.tensor_parallel(); }
 
@@ -112,6 +121,7 @@ class RankExecutor : public LaneDevice {
   // PipeFB: forward and backward of a stage on two ranks; the backward recomputes.
   bool split_stages_ = false;
   bool stash_weights_ = false;  // asynchronous pipelines
+  int32_t devices_per_replica_ = 1;
   // Weight stashing, per stage: the copy new forwards use (older ones live in the
   // stashes of their forwards), and how many updates the stage has made.
   std::map<int, std::shared_ptr<torch::nn::Sequential>> current_weights_;

@@ -9,14 +9,20 @@
 namespace pipetwin {
 
 RankModel::RankModel(const ZooArchitecture& arch, proto::Optimizer optimizer, uint64_t seed,
-                     const TensorParallelGroup& tensor_parallel)
-    : arch_(arch), kind_(optimizer), seed_(seed), tensor_parallel_(tensor_parallel) {}
+                     const TensorParallelGroup& tensor_parallel,
+                     const ExpertParallelGroup& expert_parallel)
+    : arch_(arch),
+      kind_(optimizer),
+      seed_(seed),
+      tensor_parallel_(tensor_parallel),
+      expert_parallel_(expert_parallel) {}
 
 torch::nn::Sequential RankModel::stage(int first, int last) {
   torch::nn::Sequential stage;
   for (int l = first; l < last; ++l) {
     if (!holds(l)) {
-      const torch::nn::Sequential built = zoo_layers(arch_, l, l + 1, seed_, tensor_parallel_);
+      const torch::nn::Sequential built =
+          zoo_layers(arch_, l, l + 1, seed_, tensor_parallel_, expert_parallel_);
       layers_[l] = *built->begin();
       if (trains(l)) {
         optimizers_[l] = make_optimizer(kind_, built->parameters());
@@ -31,7 +37,8 @@ torch::nn::Sequential RankModel::stage(int first, int last) {
 
 torch::nn::Sequential RankModel::snapshot(int first, int last) {
   // The layers are not Cloneable: build them again and copy the values in.
-  torch::nn::Sequential copy = zoo_layers(arch_, first, last, seed_, tensor_parallel_);
+  torch::nn::Sequential copy =
+      zoo_layers(arch_, first, last, seed_, tensor_parallel_, expert_parallel_);
   const torch::nn::Sequential held = stage(first, last);
   const torch::NoGradGuard no_grad;
   const auto from = held->parameters(), to = copy->parameters();

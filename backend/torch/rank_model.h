@@ -11,6 +11,7 @@
 #include <set>
 #include <vector>
 
+#include "backend/torch/expert_parallel_group.h"
 #include "backend/torch/tensor_parallel_group.h"
 #include "backend/torch/torch_pch.h"
 #include "scenario.pb.h"
@@ -20,11 +21,14 @@ namespace pipetwin {
 
 class RankModel {
  public:
-  // With `tensor_parallel` splitting, every layer held is this rank's part of it.
+  // With `tensor_parallel` splitting, every layer held is this rank's part of it; with
+  // `expert_parallel`, a mixture-of-experts layer holds this rank's experts.
   RankModel(const ZooArchitecture& arch, proto::Optimizer optimizer, uint64_t seed,
-            const TensorParallelGroup& tensor_parallel = {});
+            const TensorParallelGroup& tensor_parallel = {},
+            const ExpertParallelGroup& expert_parallel = {});
 
   const TensorParallelGroup& tensor_parallel() const { return tensor_parallel_; }
+  const ExpertParallelGroup& expert_parallel() const { return expert_parallel_; }
 
   // Layers [first, last) as one pipeline stage: the held modules themselves. Layers not
   // held yet are built with their initial weights (seeded per layer, as zoo_layers).
@@ -69,6 +73,7 @@ class RankModel {
   proto::Optimizer kind_;
   uint64_t seed_;
   TensorParallelGroup tensor_parallel_;
+  ExpertParallelGroup expert_parallel_;
   int frozen_ = 0;
   std::map<int, torch::nn::AnyModule> layers_;
   std::map<int, std::unique_ptr<torch::optim::Optimizer>> optimizers_;  // training layers

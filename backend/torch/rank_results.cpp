@@ -7,6 +7,7 @@
 
 #include "backend/common/measured_times.h"
 #include "backend/common/merge_slots.h"
+#include "backend/torch/decoder_layers.h"
 #include "backend/torch/rank_executor_state.h"
 #include "backend/torch/tensor_parallel_layers.h"
 
@@ -34,7 +35,7 @@ void RankExecutor::record_gradient_norms(const Instruction& ins) {
 
 // One all-reduce of every rank's share: each slot is written by one rank (or, for
 // losses, summed over the replicas' last stages; for weights, over the tensor-parallel
-// ranks of replica 0, each adding its shards).
+// ranks of replica 0, each adding its shards, and the experts of its expert group).
 MeasuredRun RankExecutor::gather(double offset) {
   const int64_t n = p_.size();
   const int layers = static_cast<int>(arch_.layers.size());
@@ -69,15 +70,20 @@ MeasuredRun RankExecutor::gather(double offset) {
   if (tp.rank == 0) {
     for (int it = 0; it < p_.iterations; ++it) losses.in(values, it) = losses_[it];
   }
+  // Replica 0's weights stand for all: the tensor-parallel ranks of its stage; with expert
+  // parallelism the experts of its group's other replicas too, each adding its own.
+  const int32_t replica = env_.rank / devices_per_replica_;
+  const int32_t expert_replicas = model_.expert_parallel().size;
+  const int32_t place = env_.rank - replica * devices_per_replica_;  // as if in replica 0
   for (auto& [s, stage] : stages_) {
-    // Replica 0's weights stand for all: the tensor-parallel ranks of its stage.
-    if (p_.stage_device[s] / tp.size != env_.rank / tp.size) continue;
+    if (replica >= expert_replicas || p_.stage_device[s] / tp.size != place / tp.size) continue;
     if (p_.model_stage_of(s) != s) continue;  // DualPipe's copy: the same weights
     for (int l = layers_[s].first; l < layers_[s].second; ++l) {
+      torch::nn::Module& layer = *stage[l - layers_[s].first];
+      const std::vector<torch::Tensor> counted =
+          replica == 0 ? counted_parameters(layer, tp.rank) : expert_parameters(layer);
       double sum = 0;
-      for (const auto& p : counted_parameters(*stage[l - layers_[s].first], tp.rank)) {
-        sum += p.sum().item<double>();
-      }
+      for (const auto& p : counted) sum += p.sum().item<double>();
       weights.in(values, l) = sum;
     }
   }

@@ -4,10 +4,14 @@
 
 namespace pipetwin {
 
-c10d::ProcessGroupGloo& RankSession::group(const std::vector<int>& ranks) {
-  auto found = groups.find(ranks);
+c10d::ProcessGroupGloo& RankSession::group(const std::vector<int>& ranks,
+                                           const std::string& purpose) {
+  auto found = groups.find({purpose, ranks});
   if (found == groups.end()) {
-    found = groups.emplace(ranks, join_group(job, env, ranks, timeout_s)).first;
+    found = groups
+                .emplace(std::make_pair(purpose, ranks),
+                         join_group(job, env, ranks, timeout_s, purpose))
+                .first;
   }
   return *found->second;
 }

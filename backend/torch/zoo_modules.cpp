@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "backend/torch/decoder_layers.h"
 #include "backend/torch/tensor_parallel_layers.h"
 
 namespace pipetwin {
@@ -167,7 +168,8 @@ struct PoolLinearImpl : torch::nn::Module {
 };
 TORCH_MODULE(PoolLinear);
 
-torch::nn::AnyModule make_layer(const ZooArchitecture& arch, const ArchLayer& layer) {
+torch::nn::AnyModule make_layer(const ZooArchitecture& arch, const ArchLayer& layer,
+                                const ExpertParallelGroup& expert_parallel) {
   switch (layer.kind) {
     case ArchKind::kLinear:
       return torch::nn::AnyModule(DenseLayer(layer));
@@ -187,6 +189,10 @@ torch::nn::AnyModule make_layer(const ZooArchitecture& arch, const ArchLayer& la
       return torch::nn::AnyModule(BasicBlock(layer));
     case ArchKind::kPoolLinear:
       return torch::nn::AnyModule(PoolLinear(layer));
+    case ArchKind::kDecoderEmbedding:
+    case ArchKind::kDecoderBlock:
+    case ArchKind::kDecoderHead:
+      return make_decoder_layer(arch, layer, expert_parallel);
   }
   throw std::logic_error("unknown architecture layer");
 }
@@ -194,12 +200,13 @@ torch::nn::AnyModule make_layer(const ZooArchitecture& arch, const ArchLayer& la
 }  // namespace
 
 torch::nn::Sequential zoo_layers(const ZooArchitecture& arch, int first, int last, uint64_t seed,
-                                 const TensorParallelGroup& tensor_parallel) {
+                                 const TensorParallelGroup& tensor_parallel,
+                                 const ExpertParallelGroup& expert_parallel) {
   torch::nn::Sequential stage;
   for (int l = first; l < last; ++l) {
     // Seeded per layer, so that the cut does not change the initial weights.
     torch::manual_seed(seed * 1000003 + l);
-    torch::nn::AnyModule whole = make_layer(arch, arch.layers[l]);
+    torch::nn::AnyModule whole = make_layer(arch, arch.layers[l], expert_parallel);
     stage->push_back(tensor_parallel.splits() ? split_layer(arch, l, *whole.ptr(), tensor_parallel)
                                               : whole);
   }

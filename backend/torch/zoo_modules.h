@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/torch/expert_parallel_group.h"
 #include "backend/torch/tensor_parallel_group.h"
 #include "backend/torch/torch_pch.h"
 #include "sim/model/zoo_architecture.h"
@@ -17,9 +18,11 @@ namespace pipetwin {
 
 // Modules for layers [first, last) of the model. When `tensor_parallel` splits, each
 // layer is built whole, as the single-process reference builds it, then cut to this
-// rank's part (backend/torch/tensor_parallel_layers.h).
+// rank's part (backend/torch/tensor_parallel_layers.h). A mixture-of-experts block holds the
+// experts of `expert_parallel`'s rank (backend/torch/moe_mlp.h).
 torch::nn::Sequential zoo_layers(const ZooArchitecture& arch, int first, int last, uint64_t seed,
-                                 const TensorParallelGroup& tensor_parallel = {});
+                                 const TensorParallelGroup& tensor_parallel = {},
+                                 const ExpertParallelGroup& expert_parallel = {});
 
 // The training loss of a microbatch, as a mean over its samples (and tokens): mean squared
 // error for regression, cross-entropy for class ids.

@@ -43,6 +43,29 @@ ZooArchitecture gpt(const proto::Zoo& zoo) {
   return a;
 }
 
+// The transformer as its layers: embedding, one layer per block, head, as the cost model
+// (zoo_transformer.cpp) cuts it.
+ZooArchitecture transformer(const proto::Zoo& zoo) {
+  ZooArchitecture a;
+  a.transformer = transformer_shape(zoo);
+  const TransformerShape& t = a.transformer;
+  a.input_vocab = a.classes = t.vocab;
+  a.heads = t.heads;
+  a.seq_len = t.seq_len;
+  a.layers.push_back({ArchKind::kDecoderEmbedding, t.vocab, t.hidden});
+  a.boundary_shapes.push_back({t.seq_len});
+  for (int64_t b = 0; b < t.layers; ++b) {
+    ArchLayer block{ArchKind::kDecoderBlock, t.hidden, t.hidden};
+    block.block = b;
+    a.layers.push_back(block);
+    a.boundary_shapes.push_back({t.seq_len, t.hidden});
+  }
+  a.layers.push_back({ArchKind::kDecoderHead, t.hidden, t.vocab});
+  a.boundary_shapes.push_back({t.seq_len, t.hidden});
+  a.boundary_shapes.push_back({t.seq_len, t.vocab});
+  return a;
+}
+
 ZooArchitecture vgg16(const proto::Zoo& zoo) {
   ZooArchitecture a;
   a.classes = zoo.num_classes();
@@ -115,6 +138,7 @@ ZooArchitecture zoo_architecture(const proto::Zoo& zoo) {
   if (zoo.name() == "vgg16") return vgg16(zoo);
   if (zoo.name() == "resnet") return resnet(zoo);
   if (zoo.name() == "mlp") return mlp(zoo);
+  if (zoo.name() == "transformer") return transformer(zoo);
   throw std::invalid_argument("no architecture for the zoo model '" + zoo.name() + "'");
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "scenario.pb.h"
+#include "sim/model/transformer_shape.h"
 
 namespace pipetwin {
 
@@ -24,6 +25,10 @@ enum class ArchKind {
   kBasicBlock,  // conv3x3(stride)-BN-ReLU-conv3x3-BN + shortcut, add, ReLU; the shortcut is
                 // a 1x1 conv(stride) + BN when stride > 1 or in != out, else the identity
   kPoolLinear,  // global average pool [C, H, W] -> [C], then linear C -> classes
+  // The zoo's "transformer" (ZooArchitecture::transformer holds its shape):
+  kDecoderEmbedding,  // token embedding only (rotary positions live in the attention)
+  kDecoderBlock,      // pre-norm grouped-query attention with RoPE, then a dense or MoE MLP
+  kDecoderHead,       // final norm + logits [S, H] -> [S, V], no bias
 };
 
 struct ArchLayer {
@@ -33,6 +38,7 @@ struct ArchLayer {
   bool relu = false;
   bool flatten = false;
   int64_t stride = 1;  // kResnetStem, kBasicBlock
+  int64_t block = -1;  // kDecoderBlock: which block of the model (MoE from first_dense_layers)
 };
 
 struct ZooArchitecture {
@@ -42,7 +48,8 @@ struct ZooArchitecture {
   int64_t input_vocab = 0;  // > 0: inputs are token ids below this
   int64_t classes = 0;      // > 0: targets are class ids (the output's last dim); 0: regression
   int64_t heads = 0;        // gpt
-  int64_t seq_len = 0;      // gpt
+  int64_t seq_len = 0;      // gpt, transformer
+  TransformerShape transformer;  // transformer: the whole shape (layers > 0)
 };
 
 ZooArchitecture zoo_architecture(const proto::Zoo& zoo);

@@ -40,10 +40,10 @@ def scenario_file(name):
 # cluster-sized ones take minutes; gpt-8gpu-gpipe runs out of memory, see Errors).
 SHIPPED = ["alexnet-pipedream-4gpu", "freezepipe-resnet18-cifar10", "freezepipe-vgg16-cifar10",
            "gnmt-pipedream-8gpu", "gpt-8gpu-1f1b", "gpt-cpu-2rank", "gpt-tp2-pp2-cpu",
-           "mlp-cpu-2rank", "offload-gpt-a100", "offload-vgg16-a100", "quickstart",
-           "resnet18-cpu-2rank", "resnet50-pipedream-16gpu", "umpipe-gpt1-14", "umpipe-synthetic",
-           "umpipe-vgg16", "uniform", "vgg16-cpu-2rank", "vgg16-pipedream-4gpu",
-           "whatif-nvlink-vs-pcie"]
+           "mlp-cpu-2rank", "moe-ep2-pp2-cpu", "offload-gpt-a100", "offload-vgg16-a100",
+           "quickstart", "resnet18-cpu-2rank", "resnet50-pipedream-16gpu", "umpipe-gpt1-14",
+           "umpipe-synthetic", "umpipe-vgg16", "uniform", "vgg16-cpu-2rank",
+           "vgg16-pipedream-4gpu", "whatif-nvlink-vs-pcie"]
 
 
 def hide_pandas(test):

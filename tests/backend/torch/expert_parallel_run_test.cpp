@@ -1,0 +1,136 @@
+// `pipetwin run` of a mixture-of-experts transformer with training.expert_parallel: the
+// replicas of each stage split its experts and exchange every MoE block's tokens over Gloo
+// (all-to-all forward and backward). Routing is dropless and per token, the exchange sends
+// each token to the rank of each expert its router chose and brings the result back, and
+// expert gradients sum over the replicas that hold the same experts: the run trains what one
+// process trains, however the pipeline, the replicas and the schedule cut it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+
+#include "cli_runner.h"
+#include "real_run_helpers.h"
+#include "traces/timeline_proto_io.h"
+
+namespace pipetwin {
+namespace {
+
+using testing::CliResult;
+using testing::expect_close;
+using ::testing::HasSubstr;
+using testing::run_pipetwin;
+using testing::TempDir;
+
+nlohmann::json run_json(const std::string& args) {
+  const CliResult r = run_pipetwin("run " + args + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json{};
+}
+
+struct MoeCase {
+  std::string name, args;
+};
+
+// ctest and gtest print a case as its command line.
+void PrintTo(const MoeCase& c, std::ostream* os) { *os << c.args; }
+
+class RealRunExpertParallel : public ::testing::TestWithParam<MoeCase> {};
+
+// The losses of every iteration and each layer's weight sum (every expert counted once, on
+// the rank that holds it) equal those of the single-process reference, which holds every
+// expert and routes each microbatch's tokens itself.
+TEST_P(RealRunExpertParallel, EqualsTheSingleProcessReference) {
+  SKIP_WITHOUT_TORCH();
+  const std::string args = GetParam().args + " --set training.iterations=3";
+  const nlohmann::json split = run_json(args);
+  const nlohmann::json reference = run_json(args + " --reference");
+  ASSERT_FALSE(split.empty());
+  ASSERT_FALSE(reference.empty());
+  expect_close(split["losses"], reference["losses"], 1e-5);
+  expect_close(split["layer_weight_sums"], reference["layer_weight_sums"], 1e-5);
+}
+
+// Mixtral-shaped: 2 blocks of hidden 64, 4 query and 2 key-value heads, 4 SwiGLU experts
+// of 96, top-2 (scenarios/moe-ep2-pp2-cpu: PP 2 x DP 2, EP 2).
+constexpr const char* kMoe = "builtin:moe-ep2-pp2-cpu";
+
+std::string with(const std::string& settings) { return std::string(kMoe) + " " + settings; }
+
+INSTANTIATE_TEST_SUITE_P(
+    Splits, RealRunExpertParallel,
+    ::testing::Values(
+        MoeCase{"Ep2Pp2OneFOneB", kMoe},
+        // DualPipe: two copies of each stage per rank, both exchanging tokens; the split
+        // backward's W walks the exchange's backward again, as every replica does.
+        MoeCase{"Ep2Pp2DualPipe", with("--set schedule.kind=DUALPIPE")},
+        MoeCase{"Ep2Pp2Gpipe", with("--set schedule.kind=GPIPE")},
+        MoeCase{"Ep2Pp1", with("--set schedule.stages=1 --set cluster.gpus_per_node=2")},
+        // Four replicas in two expert groups: the experts' gradients sum over the two
+        // replicas that hold them, the rest over all four.
+        MoeCase{"Ep2Dp4Pp2", with("--set training.data_parallel=4 --set cluster.gpus_per_node=8 "
+                                  "--set training.global_batch=32")},
+        // Every expert on every replica: the exchange is local.
+        MoeCase{"Ep1Dp2Pp2", with("--set training.expert_parallel=1")},
+        // SGD: plain gradient steps, no Adam normalisation to hide a wrong gradient scale.
+        MoeCase{"Ep2Pp2Sgd", with("--set training.optimizer=SGD")},
+        // Top-1 (the router's weight is the gate itself) and a shared expert beside it.
+        MoeCase{"Ep2Top1Shared",
+                with("--set model.zoo.moe.top_k=1 --set model.zoo.moe.shared_experts=1")},
+        // GELU MLPs and LayerNorms, the older transformer.
+        MoeCase{"Ep2GeluLayerNorm",
+                with("--set model.zoo.mlp=GELU --set model.zoo.norm=LAYERNORM")},
+        // The first block dense, as DeepSeek-V3's first three are.
+        MoeCase{"Ep2FirstBlockDense", with("--set model.zoo.moe.first_dense_layers=1")},
+        // No experts at all: a Llama-shaped transformer from its config.json.
+        MoeCase{"DenseLlama", with("--set model.hf_config=models/llama-tiny.json "
+                                   "--set training.expert_parallel=1")}),
+    [](const auto& info) { return info.param.name; });
+
+TEST(RealRunExpertParallelErrors, TokenDroppingIsBadInput) {
+  SKIP_WITHOUT_TORCH();
+  const CliResult r =
+      run_pipetwin(std::string("run ") + kMoe + " --set model.zoo.moe.capacity_factor=1.25");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("model.zoo.moe.capacity_factor"));
+}
+
+TEST(RealRunExpertParallelErrors, TensorParallelTransformersAreBadInput) {
+  SKIP_WITHOUT_TORCH();
+  const CliResult r =
+      run_pipetwin(std::string("run ") + kMoe +
+                   " --set training.tensor_parallel=2 --set training.expert_parallel=1 "
+                   "--set cluster.gpus_per_node=8");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("training.tensor_parallel"));
+}
+
+// The measured timeline lines up with the simulated one span for span, the all-to-alls
+// included (empty on real ranks: the forward and backward that exchanged the tokens hold
+// their time).
+TEST(RealRunExpertParallelTimeline, MatchesTheSimulationSpanForSpan) {
+  SKIP_WITHOUT_TORCH();
+  const TempDir dir;
+  const std::string measured = (dir.path() / "measured.timeline").string();
+  const std::string simulated = (dir.path() / "simulated.timeline").string();
+  const std::string small = " --set training.iterations=2";
+  const CliResult r = run_pipetwin(std::string("run ") + kMoe + small + " --timeline " + measured);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const CliResult s =
+      run_pipetwin(std::string("simulate ") + kMoe + small + " --timeline " + simulated);
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const Timeline t = read_timeline_file(measured);
+  int exchanges = 0;
+  for (const Span& span : t.spans) exchanges += span.op == "ALL_TO_ALL";
+  EXPECT_GT(exchanges, 0);
+  const CliResult c = run_pipetwin("compare " + simulated + " " + measured + " --json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const nlohmann::json j = nlohmann::json::parse(c.out);
+  EXPECT_EQ(j["unmatched_a"], 0) << c.out;
+  EXPECT_EQ(j["unmatched_b"], 0) << c.out;
+}
+
+}  // namespace
+}  // namespace pipetwin
