@@ -1,25 +1,49 @@
-// A rank's collectives: the Gloo groups its all-reduces span, joined up front; data
-// parallelism's all-reduce of a stage's gradients over its replicas (with expert
-// parallelism, of the experts' over the replicas that hold the same experts); and sequence
-// parallelism's all-reduce of the replicated parameters' gradients over the stage's
-// tensor-parallel ranks.
+#include "backend/torch/rank_collectives.h"
+
 #include <algorithm>
 #include <vector>
 
 #include "backend/torch/decoder_layers.h"
-#include "backend/torch/rank_executor_state.h"
 #include "backend/torch/tensor_parallel_layers.h"
 
 namespace pipetwin {
+namespace {
 
-// One Gloo group per distinct set of devices a collective of this rank spans, created
-// in Program order, which every member sees the same; after each gradient all-reduce's
-// group, the part of it that holds this rank's experts.
-void RankExecutor::join_collective_groups() {
+// The defined gradients of `parameters` summed over `group` in place, in one all-reduce.
+void sum_gradients(const std::vector<torch::Tensor>& parameters, c10d::ProcessGroupGloo& group) {
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : parameters) {
+    if (p.grad().defined()) grads.push_back(p.grad().flatten());
+  }
+  if (grads.empty()) return;
+  std::vector<torch::Tensor> flat = {torch::cat(grads)};
+  group.allreduce(flat)->wait();
+  int64_t offset = 0;
+  for (const auto& p : parameters) {
+    if (!p.grad().defined()) continue;
+    const int64_t n = p.grad().numel();
+    p.mutable_grad().copy_(flat[0].slice(0, offset, offset + n).view_as(p.grad()));
+    offset += n;
+  }
+}
+
+}  // namespace
+
+RankCollectives::RankCollectives(const Program& program, RankSession& session,
+                                 const RankModel& model, int32_t devices_per_replica)
+    : p_(program),
+      session_(session),
+      model_(model),
+      rank_(session.env.rank),
+      devices_per_replica_(devices_per_replica) {}
+
+// One Gloo group per distinct set of devices a collective of this rank spans; after each
+// gradient all-reduce's group, the part of it that holds this rank's experts.
+void RankCollectives::join_groups() {
   for (int32_t g = 0; g < p_.num_groups(); ++g) {
     const int32_t first = p_.members_of_group(g)[0];
     const std::vector<int> ranks = group_ranks(first);
-    if (std::find(ranks.begin(), ranks.end(), env_.rank) == ranks.end()) continue;
+    if (std::find(ranks.begin(), ranks.end(), rank_) == ranks.end()) continue;
     session_.group(ranks);
     if (p_.instructions[first].op == Op::kAllreduce && !is_tensor_parallel_reduce(first)) {
       const std::vector<int> holders = expert_holders(ranks);
@@ -28,7 +52,7 @@ void RankExecutor::join_collective_groups() {
   }
 }
 
-std::vector<int> RankExecutor::group_ranks(int32_t i) const {
+std::vector<int> RankCollectives::group_ranks(int32_t i) const {
   std::vector<int> ranks;
   for (int32_t m : p_.members_of_group(p_.group[i])) ranks.push_back(p_.instructions[m].device);
   std::sort(ranks.begin(), ranks.end());
@@ -36,12 +60,12 @@ std::vector<int> RankExecutor::group_ranks(int32_t i) const {
 }
 
 // The replicas with the same place in their expert-parallel group hold the same experts.
-std::vector<int> RankExecutor::expert_holders(const std::vector<int>& ranks) const {
+std::vector<int> RankCollectives::expert_holders(const std::vector<int>& ranks) const {
   const int32_t size = model_.expert_parallel().size;
   if (size == 1) return ranks;
   std::vector<int> holders;
   for (int r : ranks) {
-    if (r / devices_per_replica_ % size == env_.rank / devices_per_replica_ % size) {
+    if (r / devices_per_replica_ % size == rank_ / devices_per_replica_ % size) {
       holders.push_back(r);
     }
   }
@@ -50,21 +74,24 @@ std::vector<int> RankExecutor::expert_holders(const std::vector<int>& ranks) con
 
 // Tensor parallelism's ALLREDUCE after a FWD or BWD: its members are the T ranks of one
 // stage (a data-parallel one spans replicas).
-bool RankExecutor::is_tensor_parallel_reduce(int32_t i) const {
-  const int32_t size = tensor_parallel().size;
+bool RankCollectives::is_tensor_parallel_reduce(int32_t i) const {
+  const int32_t size = model_.tensor_parallel().size;
   if (size == 1) return false;
   for (int32_t m : p_.members_of_group(p_.group[i])) {
-    if (p_.instructions[m].device / size != env_.rank / size) return false;
+    if (p_.instructions[m].device / size != rank_ / size) return false;
   }
   return true;
 }
 
-bool RankExecutor::ran_inside_pass(int32_t i) const {
+// Tensor parallelism's ALLREDUCE stands for the collectives of the pass before it, which
+// have run inside that pass, where its layers need them (tensor_parallel_ops.h); expert
+// parallelism's ALL_TO_ALL for the token exchanges of the pass's MoE layers (moe_mlp.h).
+bool RankCollectives::ran_inside_pass(int32_t i) const {
   const Op op = p_.instructions[i].op;
   return op == Op::kAllToAll || (op == Op::kAllreduce && is_tensor_parallel_reduce(i));
 }
 
-std::vector<int32_t> RankExecutor::inputs_of(int32_t i) const {
+std::vector<int32_t> RankCollectives::inputs_of(int32_t i) const {
   std::vector<int32_t> inputs;
   const auto add = [&](int32_t d) {
     if (std::find(inputs.begin(), inputs.end(), d) == inputs.end()) inputs.push_back(d);
@@ -83,14 +110,11 @@ std::vector<int32_t> RankExecutor::inputs_of(int32_t i) const {
 // loss is already weighted by its share of the global minibatch, so the sum is the
 // gradient of the mean. Experts sum only over the replicas that hold them: each got its
 // gradient from every token routed to it, whichever replica the token came from.
-// Tensor parallelism's ALLREDUCE stands for the collectives of the pass before it, which
-// have run inside that pass, where its layers need them (tensor_parallel_ops.h): it has
-// nothing left to do, and its span is empty.
-void RankExecutor::allreduce(int32_t i) {
-  if (is_tensor_parallel_reduce(i)) return;
+void RankCollectives::allreduce(int32_t i, torch::nn::Sequential& stage) {
+  if (ran_inside_pass(i)) return;
   const std::vector<int> ranks = group_ranks(i);
   std::vector<torch::Tensor> dense, experts;
-  for (const auto& layer : *stages_.at(p_.instructions[i].stage)) {
+  for (const auto& layer : *stage) {
     const std::vector<torch::Tensor> held = expert_parameters(*layer.ptr());
     for (const auto& p : layer.ptr()->parameters()) {
       const bool expert = std::any_of(held.begin(), held.end(),
@@ -103,36 +127,17 @@ void RankExecutor::allreduce(int32_t i) {
   if (holders.size() > 1) sum_gradients(experts, session_.group(holders, "experts"));
 }
 
-// The defined gradients of `parameters` summed over `group` in place, in one all-reduce.
-void RankExecutor::sum_gradients(const std::vector<torch::Tensor>& parameters,
-                                 c10d::ProcessGroupGloo& group) {
-  std::vector<torch::Tensor> grads;
-  for (const auto& p : parameters) {
-    if (p.grad().defined()) grads.push_back(p.grad().flatten());
-  }
-  if (grads.empty()) return;
-  std::vector<torch::Tensor> flat = {torch::cat(grads)};
-  group.allreduce(flat)->wait();
-  int64_t offset = 0;
-  for (const auto& p : parameters) {
-    if (!p.grad().defined()) continue;
-    const int64_t n = p.grad().numel();
-    p.mutable_grad().copy_(flat[0].slice(0, offset, offset + n).view_as(p.grad()));
-    offset += n;
-  }
-}
-
 // With sequence parallelism the replicated parameters (layernorms, row-parallel biases,
 // position embeddings) see 1/T of the sequence on each rank: their gradients are summed
 // over the group before the step, as Megatron-LM does, so that every rank applies the
 // whole model's gradient.
-void RankExecutor::reduce_sequence_parallel_gradients(int32_t stage) {
-  if (!tensor_parallel().sequence_parallel) return;
+void RankCollectives::reduce_sequence_parallel_gradients(torch::nn::Sequential& stage) {
+  if (!model_.tensor_parallel().sequence_parallel) return;
   std::vector<torch::Tensor> replicated;
-  for (const auto& layer : *stages_.at(stage)) {
+  for (const auto& layer : *stage) {
     for (const auto& p : replicated_parameters(*layer.ptr())) replicated.push_back(p);
   }
-  all_reduce_gradients(replicated, tensor_parallel());
+  all_reduce_gradients(replicated, model_.tensor_parallel());
 }
 
 }  // namespace pipetwin

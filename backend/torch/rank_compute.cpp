@@ -9,46 +9,33 @@
 
 namespace pipetwin {
 
-// With weight stashing, the next forward takes a copy of the updated weights.
+// The stage's update; with weight stashing the next forward takes a copy of the new weights.
 void RankExecutor::update(const Instruction& ins) {
   const auto [first, last] = layers_[ins.stage];
-  current_weights_.erase(ins.stage);
-  reduce_sequence_parallel_gradients(ins.stage);
+  collectives_.reduce_sequence_parallel_gradients(stages_.at(ins.stage));
   record_gradient_norms(ins);
   model_.step(first, last);
-  ++updates_[ins.stage];
-}
-
-// The weights a forward of `stage` runs with: the stage's own, or with weight
-// stashing a copy of the current version that the forward's stash keeps alive.
-torch::nn::Sequential& RankExecutor::forward_weights(int32_t stage, Stash& stash) {
-  if (!stash_weights_) return stages_.at(stage);
-  auto& current = current_weights_[stage];
-  if (!current) {
-    current = std::make_shared<torch::nn::Sequential>(
-        model_.snapshot(layers_[stage].first, layers_[stage].second));
-  }
-  stash.weights = current;
-  return *current;
+  weights_.updated(ins.stage);
 }
 
 void RankExecutor::forward(int32_t i) {
   const Instruction& ins = p_.instructions[i];
-  torch::Tensor input = reads_data(ins.stage)
-                            ? rows(data(ins.iteration).first, {0, p_.global_batch}, ins.range)
-                            : gather_pieces(i, Op::kRecvAct);
+  torch::Tensor input =
+      reads_data(ins.stage)
+          ? ActivationStore::rows(data(ins.iteration).first, {0, p_.global_batch}, ins.range)
+          : gather_pieces(i, Op::kRecvAct);
   // No gradient is wanted for the input when everything upstream is frozen.
   const bool upstream_trains = layers_[ins.stage].first > model_.frozen();
   input =
       input.detach().requires_grad_(!reads_data(ins.stage) && !split_stages_ && upstream_trains);
-  Stash& stash = stash_[i];
+  Stash& stash = activations_.stash(i);
   stash.input = input;
-  forward_version_[i] = updates_[ins.stage];
-  torch::nn::Sequential& weights = forward_weights(ins.stage, stash);
+  torch::nn::Sequential& weights =
+      weights_.for_forward(i, ins.stage, layers_[ins.stage], stages_.at(ins.stage), stash.weights);
   if (split_stages_) {  // the backward rank recomputes: nothing to record here
     const torch::NoGradGuard no_grad;
-    produced_[i] = stages_.at(ins.stage)->forward(input);
-    measured_stash_[i] = input.numel() * static_cast<int64_t>(input.element_size());
+    activations_.produced(i) = stages_.at(ins.stage)->forward(input);
+    activations_.stash_bytes(i) = input.numel() * static_cast<int64_t>(input.element_size());
     return;
   }
   // Layer by layer, to count the activations the backward keeps: each layer's output
@@ -59,10 +46,10 @@ void RankExecutor::forward(int32_t i) {
     x = layer.forward(x);
     if (x.requires_grad()) kept += x.numel() * static_cast<int64_t>(x.element_size());
   }
-  measured_stash_[i] = kept;
+  activations_.stash_bytes(i) = kept;
   stash.output = x;
   stash.rows_left = ins.range.size();
-  produced_[i] = stash.output;
+  activations_.produced(i) = stash.output;
 }
 
 // An iteration's minibatch, made once (by the first FWD or loss that needs it) and kept
@@ -81,7 +68,7 @@ const std::pair<torch::Tensor, torch::Tensor>& RankExecutor::data(int iteration)
 std::vector<int32_t> RankExecutor::covered_forwards(int32_t i) const {
   const Instruction& ins = p_.instructions[i];
   std::vector<int32_t> forwards;
-  for (int32_t d : inputs_of(i)) {
+  for (int32_t d : collectives_.inputs_of(i)) {
     const Instruction& dep = p_.instructions[d];
     if (dep.op == Op::kFwd && dep.stage == ins.stage && dep.range.intersect(ins.range).size() > 0) {
       forwards.push_back(d);
@@ -102,27 +89,28 @@ std::vector<int32_t> RankExecutor::covered_forwards(int32_t i) const {
 void RankExecutor::recompute_and_backward(int32_t i) {
   const Instruction& ins = p_.instructions[i];
   int32_t handed = -1;
-  for (int32_t d : inputs_of(i)) {
+  for (int32_t d : collectives_.inputs_of(i)) {
     if (p_.instructions[d].op == Op::kRecvStash) handed = d;
   }
   if (handed < 0) throw std::logic_error(p_.text(i) + " recomputes without a received stash");
-  const bool float_input = produced_[handed].is_floating_point();
-  const torch::Tensor input = produced_[handed].detach().requires_grad_(float_input);
+  const bool float_input = activations_.produced(handed).is_floating_point();
+  const torch::Tensor input = activations_.produced(handed).detach().requires_grad_(float_input);
   const torch::Tensor output = stages_.at(ins.stage)->forward(input);
   if (computes_loss(ins.stage)) {
     loss_backward(ins, output, /*keep_graph=*/false);
   } else {
     output.backward(gather_pieces(i, Op::kRecvGrad));
   }
-  if (!reads_data(ins.stage)) produced_[i] = input.grad().detach();
-  produced_[handed] = torch::Tensor();
+  if (!reads_data(ins.stage)) activations_.produced(i) = input.grad().detach();
+  activations_.produced(handed) = torch::Tensor();
 }
 
 // The last stage: the loss of samples `ins.range` from their outputs, back-propagated.
 // Mean over the minibatch: each microbatch weighs by its share of samples.
 void RankExecutor::loss_backward(const Instruction& ins, const torch::Tensor& output,
                                  bool keep_graph) {
-  const torch::Tensor target = rows(data(ins.iteration).second, {0, p_.global_batch}, ins.range);
+  const torch::Tensor target =
+      ActivationStore::rows(data(ins.iteration).second, {0, p_.global_batch}, ins.range);
   const double share = static_cast<double>(ins.range.size()) / p_.global_batch;
   const torch::Tensor loss = zoo_loss(arch_, output, target) * share;
   losses_[ins.iteration] += loss.item<double>();
@@ -137,8 +125,9 @@ void RankExecutor::backward(int32_t i) {
   bool keep_graph = false;
   for (int32_t f : forwards) {
     const SampleRange piece = p_.instructions[f].range.intersect(ins.range);
-    outputs.push_back(rows(stash_[f].output, p_.instructions[f].range, piece));
-    keep_graph |= stash_[f].rows_left > piece.size();
+    outputs.push_back(
+        ActivationStore::rows(activations_.stash(f).output, p_.instructions[f].range, piece));
+    keep_graph |= activations_.stash(f).rows_left > piece.size();
   }
   if (computes_loss(ins.stage)) {
     loss_backward(ins, outputs.size() == 1 ? outputs[0] : torch::cat(outputs, 0), keep_graph);
@@ -149,13 +138,13 @@ void RankExecutor::backward(int32_t i) {
     std::vector<torch::Tensor> grads;
     for (int32_t f : forwards) {
       const SampleRange piece = p_.instructions[f].range.intersect(ins.range);
-      grads.push_back(rows(grad, ins.range, piece));
+      grads.push_back(ActivationStore::rows(grad, ins.range, piece));
     }
     torch::autograd::backward(outputs, grads, keep_graph);
   }
   std::vector<torch::Tensor> input_grads;
   for (int32_t f : forwards) {
-    Stash& stash = stash_[f];
+    Stash& stash = activations_.stash(f);
     if (stash.weights) {  // computed on a stashed version; the update applies it to the latest
       model_.add_gradients_of(*stash.weights, layers_[ins.stage].first, layers_[ins.stage].second);
     }
@@ -166,18 +155,17 @@ void RankExecutor::backward(int32_t i) {
       // Samples are independent, so the rows outside this piece got no gradient. The
       // gradient is detached from the input, so the next piece of the same forward
       // accumulates into a fresh tensor and this view needs no copy.
-      input_grads.push_back(rows(stash.input.grad(), p_.instructions[f].range, piece));
+      input_grads.push_back(
+          ActivationStore::rows(stash.input.grad(), p_.instructions[f].range, piece));
       stash.input.mutable_grad() = torch::Tensor();
     }
     stash.rows_left -= piece.size();
-    if (stash.rows_left == 0) {  // released; its sends are done, since a gradient came back
-      stash = Stash{};
-      produced_[f] = torch::Tensor();
-    }
+    if (stash.rows_left == 0) activations_.release(f);
   }
   if (!reads_data(ins.stage)) {
-    produced_[i] = input_grads.size() == 1 ? input_grads[0] : torch::cat(input_grads, 0);
-    if (produced_[i].numel() == 0) produced_[i] = torch::empty({0});
+    activations_.produced(i) =
+        input_grads.size() == 1 ? input_grads[0] : torch::cat(input_grads, 0);
+    if (activations_.produced(i).numel() == 0) activations_.produced(i) = torch::empty({0});
   }
 }
 

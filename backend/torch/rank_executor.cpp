@@ -57,15 +57,13 @@ RankExecutor::RankExecutor(const ResolvedScenario& setup, const Program& program
       context_(context),
       arch_(zoo_architecture(*setup.zoo)),
       split_stages_(setup.schedule.kind == proto::PIPEFB),
-      stash_weights_(is_asynchronous(setup.schedule.kind)),
       devices_per_replica_(program.num_devices / setup.training.data_parallel),
       layers_(program_stage_layers(program, chunk_layer_ranges(setup))),
       task_(arch_, setup.training.global_batch, options.seed),
-      produced_(program.size()),
-      stash_(program.size()),
-      measured_stash_(program.size(), 0),
-      measured_bytes_(program.size(), 0),
-      forward_version_(program.size(), -1) {
+      activations_(program.size()),
+      weights_(is_asynchronous(setup.schedule.kind), model, program.size()),
+      collectives_(program, session, model, devices_per_replica_),
+      wire_(program, *session.job.world) {
   torch::set_num_threads(1);  // ranks share the machine's cores
   // This rank's stages: with replicas and interleaving, whatever the Program puts here.
   for (const Instruction& ins : p_.instructions) {
@@ -87,7 +85,7 @@ RankExecutor::RankExecutor(const ResolvedScenario& setup, const Program& program
 }
 
 MeasuredRun RankExecutor::run() {
-  join_collective_groups();
+  collectives_.join_groups();
   clock_base_ = session_.clock_base_s;
   // The shared runner (backend/common/lane_runner.h): compute on this thread; send, recv
   // and collective on their own threads so that communication overlaps compute, as the
@@ -144,7 +142,7 @@ void RankExecutor::perform(int32_t i) {
     case Op::kOptim:
       return update(ins);
     case Op::kAllreduce:
-      return allreduce(i);
+      return collectives_.allreduce(i, stages_.at(ins.stage));
     case Op::kAllToAll:
       // The pass before it exchanged its tokens where its MoE layers needed them
       // (moe_mlp.h): nothing is left to do, and the span is empty.

@@ -19,11 +19,11 @@ void RankExecutor::send_layers(int32_t i) {
   const Instruction& ins = p_.instructions[i];
   RankModel::Payload payload = model_.export_layers(moved_layers(env_.rank, ins.peer_device));
   std::vector<torch::Tensor> values = {payload.values}, steps = {payload.steps};
-  session_.job.world->send(values, ins.peer_device, tag(i))->wait();
+  wire_.send(i, values);
   if (payload.steps.numel() > 0) {
-    session_.job.world->send(steps, ins.peer_device, tag(i) + p_.size())->wait();
+    wire_.send(i, steps, /*second=*/true);
   }
-  measured_bytes_[i] = payload.values.numel() * static_cast<int64_t>(sizeof(float));
+  wire_.payload_bytes(i) = payload.values.numel() * static_cast<int64_t>(sizeof(float));
 }
 
 void RankExecutor::receive_layers(int32_t i) {
@@ -31,15 +31,15 @@ void RankExecutor::receive_layers(int32_t i) {
   const std::vector<int> layers = moved_layers(ins.peer_device, env_.rank);
   RankModel::Payload payload;
   std::vector<torch::Tensor> values = {torch::empty({model_.payload_values(layers)})};
-  session_.job.world->recv(values, ins.peer_device, tag(i))->wait();
+  wire_.receive(i, values);
   payload.values = values[0];
   std::vector<torch::Tensor> steps = {torch::empty({model_.payload_steps(layers)}, torch::kLong)};
   if (steps[0].numel() > 0) {
-    session_.job.world->recv(steps, ins.peer_device, tag(i) + p_.size())->wait();
+    wire_.receive(i, steps, /*second=*/true);
   }
   payload.steps = steps[0];
   model_.import_layers(layers, payload);
-  measured_bytes_[i] = payload.values.numel() * static_cast<int64_t>(sizeof(float));
+  wire_.payload_bytes(i) = payload.values.numel() * static_cast<int64_t>(sizeof(float));
 }
 
 }  // namespace pipetwin

@@ -26,7 +26,7 @@ void RankExecutor::record_gradient_norms(const Instruction& ins) {
   for (int l = first; l < last; ++l) {
     double norm = 0;
     for (const auto& p :
-         counted_parameters(*(*stages_.at(ins.stage))[l - first], tensor_parallel().rank)) {
+         counted_parameters(*(*stages_.at(ins.stage))[l - first], model_.tensor_parallel().rank)) {
       if (p.grad().defined()) norm += p.grad().abs().sum().item<double>();
     }
     gradient_norms_[static_cast<size_t>(k) * layers + l] += norm;
@@ -56,17 +56,17 @@ MeasuredRun RankExecutor::gather(double offset) {
     if (p_.instructions[i].device != env_.rank) continue;
     starts.in(values, i) = times_.start_s[i];
     ends.in(values, i) = times_.end_s[i];
-    stashes.in(values, i) = static_cast<double>(measured_stash_[i]);
-    versions.in(values, i) = forward_version_[i] + 1;
+    stashes.in(values, i) = static_cast<double>(activations_.stash_bytes(i));
+    versions.in(values, i) = weights_.version_of(i) + 1;
     if (is_send(p_.instructions[i].op))
-      payloads.in(values, i) = static_cast<double>(measured_bytes_[i]);
+      payloads.in(values, i) = static_cast<double>(wire_.payload_bytes(i));
   }
   for (size_t k = 0; k < norms.size(); ++k) {
     for (int l = 0; l < layers; ++l) norms[k].in(values, l) = gradient_norms_[k * layers + l];
   }
   // Every replica's last stage holds its share of each iteration's loss; its
   // tensor-parallel ranks all computed the same loss, of which rank 0's counts.
-  const TensorParallelGroup& tp = tensor_parallel();
+  const TensorParallelGroup& tp = model_.tensor_parallel();
   if (tp.rank == 0) {
     for (int it = 0; it < p_.iterations; ++it) losses.in(values, it) = losses_[it];
   }

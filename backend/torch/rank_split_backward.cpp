@@ -22,9 +22,10 @@ int32_t RankExecutor::forward_of_split(int32_t i) const {
 
 void RankExecutor::backward_input(int32_t i) {
   const Instruction& ins = p_.instructions[i];
-  Stash& stash = stash_[forward_of_split(i)];
+  Stash& stash = activations_.stash(forward_of_split(i));
   if (computes_loss(ins.stage)) {
-    const torch::Tensor target = rows(data(ins.iteration).second, {0, p_.global_batch}, ins.range);
+    const torch::Tensor target =
+        ActivationStore::rows(data(ins.iteration).second, {0, p_.global_batch}, ins.range);
     const double share = static_cast<double>(ins.range.size()) / p_.global_batch;
     stash.root = zoo_loss(arch_, stash.output, target) * share;
     losses_[ins.iteration] += stash.root.item<double>();
@@ -35,19 +36,19 @@ void RankExecutor::backward_input(int32_t i) {
   }
   if (reads_data(ins.stage)) return;  // the data needs no gradient: W does all the work
   // The graph stays for W; the gradient is detached from it, so sending it copies nothing.
-  produced_[i] = torch::autograd::grad({stash.root}, {stash.input}, {stash.root_grad},
-                                       /*retain_graph=*/true)[0]
-                     .detach();
+  activations_.produced(i) = torch::autograd::grad({stash.root}, {stash.input}, {stash.root_grad},
+                                                   /*retain_graph=*/true)[0]
+                                 .detach();
 }
 
 void RankExecutor::backward_weight(int32_t i) {
   int32_t input = -1;  // this W's BWD_INPUT
-  for (int32_t d : inputs_of(i)) {
+  for (int32_t d : collectives_.inputs_of(i)) {
     if (p_.instructions[d].op == Op::kBwdInput) input = d;
   }
   if (input < 0) throw std::logic_error(p_.text(i) + " has no BWD_INPUT before it");
   const int32_t f = forward_of_split(input);
-  Stash& stash = stash_[f];
+  Stash& stash = activations_.stash(f);
   std::vector<torch::Tensor> parameters;
   for (const torch::Tensor& parameter : stages_.at(p_.instructions[i].stage)->parameters()) {
     if (parameter.requires_grad()) parameters.push_back(parameter);
@@ -67,8 +68,7 @@ void RankExecutor::backward_weight(int32_t i) {
       }
     }
   }
-  stash = Stash{};  // the graph and its activations go
-  produced_[f] = torch::Tensor();
+  activations_.release(f);  // the graph and its activations go
 }
 
 }  // namespace pipetwin

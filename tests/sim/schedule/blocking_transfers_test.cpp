@@ -11,6 +11,7 @@
 #include "analysis/metrics.h"
 #include "cli_runner.h"
 #include "random_setup.h"
+#include "random_trials.h"
 #include "same_times.h"
 #include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
@@ -103,7 +104,7 @@ TEST_P(CommOverlap, BlockingExposesAllCommunication) {
 // honour alike.
 TEST_P(CommOverlap, SimgridExactModeAgreesWhenBlocking) {
   std::mt19937 rng(555 + GetParam());
-  for (int trial = 0; trial < 12; ++trial) {
+  for (int trial = 0; trial < testing::random_trials(12); ++trial) {
     ResolvedScenario setup = random_of_kind(rng, GetParam());
     setup.schedule.comm_overlap = false;
     setup.simgrid.exact = true;

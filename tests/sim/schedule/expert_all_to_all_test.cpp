@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "random_setup.h"
+#include "random_trials.h"
 #include "same_times.h"
 #include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
@@ -162,7 +163,7 @@ class ExpertParallelExact : public ::testing::TestWithParam<proto::ScheduleKind>
 
 TEST_P(ExpertParallelExact, SimgridReproducesAnalyticTimes) {
   std::mt19937 rng(977 + GetParam());
-  for (int trial = 0; trial < 10; ++trial) {
+  for (int trial = 0; trial < testing::random_trials(10); ++trial) {
     ResolvedScenario setup = testing::random_setup(rng, GetParam());
     setup.simgrid.exact = true;
     // Experts on some layers, spread over the replicas' groups.

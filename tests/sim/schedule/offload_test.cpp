@@ -11,6 +11,7 @@
 
 #include "cli_runner.h"
 #include "random_setup.h"
+#include "random_trials.h"
 #include "same_times.h"
 #include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
@@ -127,7 +128,7 @@ class OffloadExact : public ::testing::TestWithParam<proto::ScheduleKind> {};
 // analytic executor's timestamps to 1e-9, on random scenarios, horizons and fractions.
 TEST_P(OffloadExact, SimgridReproducesAnalyticTimestamps) {
   std::mt19937 rng(777 + GetParam());
-  for (int trial = 0; trial < 25; ++trial) {
+  for (int trial = 0; trial < testing::random_trials(25); ++trial) {
     ResolvedScenario setup = testing::random_setup(rng, GetParam());
     enable_offload(setup, std::uniform_real_distribution<double>(5e9, 60e9)(rng),
                    std::uniform_real_distribution<double>(0, 5e-6)(rng),

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "random_setup.h"
+#include "random_trials.h"
 #include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/simgrid/flow_probe.h"
@@ -115,7 +116,7 @@ TEST(SimgridContention, PcieSwitchSharesGpuToGpuTraffic) {
 TEST(SimgridContention, NeverFasterThanAnalytic) {
   std::mt19937 rng(77);
   for (auto kind : {proto::GPIPE, proto::ONE_F_ONE_B, proto::INTERLEAVED_ONE_F_ONE_B}) {
-    for (int trial = 0; trial < 15; ++trial) {
+    for (int trial = 0; trial < testing::random_trials(15); ++trial) {
       ResolvedScenario setup = testing::random_setup(rng, kind);
       setup.cluster.fabric.nics_per_node = 1;
       setup.cluster.fabric.intra =

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "random_setup.h"
+#include "random_trials.h"
 #include "same_times.h"
 #include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
@@ -17,7 +18,7 @@ class SimgridExact : public ::testing::TestWithParam<proto::ScheduleKind> {};
 
 TEST_P(SimgridExact, ReproducesAnalyticTimestampsOnRandomScenarios) {
   std::mt19937 rng(4242 + GetParam());
-  for (int trial = 0; trial < 60; ++trial) {
+  for (int trial = 0; trial < testing::random_trials(60); ++trial) {
     ResolvedScenario setup = testing::random_setup(rng, GetParam());
     setup.simgrid.exact = true;
     // DualPipe's two copies of a stage may be pipeline neighbours (devices d and K-1-d), whose
