@@ -130,7 +130,8 @@ TEST_P(RealRunTraining, LossGoesDown) {
 
 INSTANTIATE_TEST_SUITE_P(ZooModels, RealRunTraining,
                          ::testing::Values("builtin:mlp-cpu-2rank", "builtin:gpt-cpu-2rank",
-                                           "builtin:vgg16-cpu-2rank", "builtin:resnet18-cpu-2rank"),
+                                           "builtin:vgg16-cpu-2rank", "builtin:resnet18-cpu-2rank",
+                                           "builtin:moe-ep2-pp2-cpu"),
                          [](const auto& info) { return "case" + std::to_string(info.index); });
 
 TEST(RealRunFaults, ADeadRankFailsTheRunAndLeavesNoProcess) {
@@ -294,7 +295,8 @@ TEST_P(RealRunModules, HaveTheParametersTheCostModelCounts) {
 
 INSTANTIATE_TEST_SUITE_P(ZooModels, RealRunModules,
                          ::testing::Values("builtin:mlp-cpu-2rank", "builtin:gpt-cpu-2rank",
-                                           "builtin:vgg16-cpu-2rank", "builtin:resnet18-cpu-2rank"),
+                                           "builtin:vgg16-cpu-2rank", "builtin:resnet18-cpu-2rank",
+                                           "builtin:moe-ep2-pp2-cpu"),
                          [](const auto& info) { return "case" + std::to_string(info.index); });
 
 // On CPU the backend counts the activation tensors each forward's layers produced (what
