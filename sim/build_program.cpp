@@ -178,6 +178,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   layout.replicas = replicas;
   layout.stage_replicas = setup.schedule.stage_replicas;
   layout.devices_per_replica = stage_replicas.devices();
+  layout.expert_parallel = setup.training.expert_parallel;
   layout.num_devices = stage_replicas.devices() * replicas;
   layout.global_batch = setup.training.global_batch;
   layout.static_bytes.assign(layout.num_devices, 0);
@@ -254,6 +255,11 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
           std::max(transient_per_sample, per_gpu_bytes(layer.transient_bytes_per_sample,
                                                        layer.transient_undivided_bytes_per_sample));
       cost.gradient_bytes += std::llround(per_parameter.gradients * parameters);
+      if (setup.training.expert_parallel > 1 && layer.moe.experts > 0) {
+        const double experts = static_cast<double>(layer.moe.expert_parameter_bytes) /
+                               setup.training.expert_parallel / kFp32BytesPerParameter * per_gpu;
+        cost.expert_gradient_bytes += std::llround(per_parameter.gradients * experts);
+      }
       cost.optim_s += layer.optim_seconds;
     }
     // What crosses the cut: outputs of layers before it that a layer after it reads.

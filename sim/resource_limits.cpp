@@ -57,8 +57,9 @@ ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {
   double per_iteration = 2 * chunks * microbatches + 8 * (chunks - 1) * microbatches + 2 * chunks;
   if (setup.schedule.offload.enabled) per_iteration += 2 * chunks * microbatches;
   if (setup.schedule.kind == proto::PIPEFB) per_iteration += 2 * chunks * microbatches + 2 * chunks;
-  // Expert parallelism: an all-to-all after every FWD and BWD.
-  if (setup.training.expert_parallel > 1) per_iteration += 2 * chunks * microbatches;
+  // Expert parallelism: an all-to-all after every FWD and BWD, and the experts' own
+  // gradient ALLREDUCE per chunk.
+  if (setup.training.expert_parallel > 1) per_iteration += 2 * chunks * microbatches + chunks;
   // Tensor parallelism: every instruction on each of a stage's T GPUs, and an all-reduce
   // after every FWD and BWD.
   const double tensor_parallel = std::max(1, setup.training.tensor_parallel);

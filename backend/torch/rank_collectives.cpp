@@ -37,18 +37,12 @@ RankCollectives::RankCollectives(const Program& program, RankSession& session,
       rank_(session.env.rank),
       devices_per_replica_(devices_per_replica) {}
 
-// One Gloo group per distinct set of devices a collective of this rank spans; after each
-// gradient all-reduce's group, the part of it that holds this rank's experts.
+// One Gloo group per distinct set of devices a collective of this rank spans.
 void RankCollectives::join_groups() {
   for (int32_t g = 0; g < p_.num_groups(); ++g) {
-    const int32_t first = p_.members_of_group(g)[0];
-    const std::vector<int> ranks = group_ranks(first);
+    const std::vector<int> ranks = group_ranks(p_.members_of_group(g)[0]);
     if (std::find(ranks.begin(), ranks.end(), rank_) == ranks.end()) continue;
     session_.group(ranks);
-    if (p_.instructions[first].op == Op::kAllreduce && !is_tensor_parallel_reduce(first)) {
-      const std::vector<int> holders = expert_holders(ranks);
-      if (holders.size() > 1) session_.group(holders, "experts");
-    }
   }
 }
 
@@ -108,8 +102,11 @@ std::vector<int32_t> RankCollectives::inputs_of(int32_t i) const {
 
 // Data parallelism: the stage's gradients summed across its replicas. Every replica's
 // loss is already weighted by its share of the global minibatch, so the sum is the
-// gradient of the mean. Experts sum only over the replicas that hold them: each got its
-// gradient from every token routed to it, whichever replica the token came from.
+// gradient of the mean. With expert parallelism the Program sums the dense gradients over
+// every replica and the experts' over the replicas that hold them, in two ALLREDUCEs
+// (sim/schedule/lowering_updates.cpp): each expert got its gradient from every token routed
+// to it, whichever replica the token came from. An ALLREDUCE among holders only is the
+// experts'.
 void RankCollectives::allreduce(int32_t i, torch::nn::Sequential& stage) {
   if (ran_inside_pass(i)) return;
   const std::vector<int> ranks = group_ranks(i);
@@ -122,9 +119,13 @@ void RankCollectives::allreduce(int32_t i, torch::nn::Sequential& stage) {
       (expert ? experts : dense).push_back(p);
     }
   }
-  sum_gradients(dense, session_.group(ranks));
-  const std::vector<int> holders = expert_holders(ranks);
-  if (holders.size() > 1) sum_gradients(experts, session_.group(holders, "experts"));
+  if (model_.expert_parallel().size == 1) {
+    dense.insert(dense.end(), experts.begin(), experts.end());
+    sum_gradients(dense, session_.group(ranks));
+  } else {
+    const bool among_holders = expert_holders(ranks).size() == ranks.size();
+    sum_gradients(among_holders ? experts : dense, session_.group(ranks));
+  }
 }
 
 // With sequence parallelism the replicated parameters (layernorms, row-parallel biases,

@@ -33,8 +33,11 @@ struct StageCost {
   CostCurve bwd_weight;
   double bwd_weight_stash_bytes_per_sample = 0;
   int64_t gradient_bytes = 0;  // all-reduced across data-parallel replicas
-  int64_t weight_bytes = 0;    // the stage's weights in the training precision
-  double optim_s = 0;          // the stage's optimizer step
+  // The part of gradient_bytes in routed experts that expert parallelism spreads: summed
+  // only over the replicas holding the same experts (the expert-data-parallel group).
+  int64_t expert_gradient_bytes = 0;
+  int64_t weight_bytes = 0;  // the stage's weights in the training precision
+  double optim_s = 0;        // the stage's optimizer step
   // False when every layer is frozen (FreezePipe): nothing upstream trains either, so
   // the gradient sent back into this stage carries no bytes (a token keeps the order).
   bool trains = true;
@@ -60,6 +63,8 @@ struct PipelineLayout {
   int32_t global_batch = 0;
   int32_t replicas = 1;
   int32_t devices_per_replica = 0;
+  // Replicas r with the same r mod expert_parallel hold the same experts.
+  int32_t expert_parallel = 1;
   std::vector<int32_t> stage_device;  // replica 0
   // Per stage, replica 0's partition of its slice for the forward and for the backward,
   // sorted by sample.

@@ -71,6 +71,51 @@ TEST(ExpertAllToAll, EveryPassOfAnMoeStageExchangesItsTokens) {
   for (const auto& [group, members] : per_group) EXPECT_EQ(members, 2);
 }
 
+// Expert gradients sum over the replicas that hold the same experts (the expert-data-parallel
+// group, D / E of them), the other gradients over all D: two ALLREDUCEs per stage whose
+// bytes add up to the stage's gradients; with D = E the experts need no all-reduce at all.
+TEST(ExpertAllToAll, ExpertGradientsReduceOverTheReplicasHoldingThem) {
+  for (const int replicas : {2, 4}) {
+    const ResolvedScenario setup = small_moe(2, replicas, 2, "ONE_F_ONE_B");
+    const Program p = build_program(setup);
+    std::vector<int32_t> layers_per_chunk;
+    for (const auto& [first, last] : chunk_layer_ranges(setup)) {
+      layers_per_chunk.push_back(last - first);
+    }
+    const PipelineLayout layout = make_layout(setup, layers_per_chunk);
+    std::map<int32_t, int64_t> bytes_per_device_stage;
+    int dense = 0, experts = 0;
+    for (int32_t i = 0; i < p.size(); ++i) {
+      const Instruction& ins = p.instructions[i];
+      if (ins.op != Op::kAllreduce) continue;
+      bytes_per_device_stage[ins.device * 2 + ins.stage] += ins.bytes;
+      std::set<int32_t> holders;  // the members' replicas
+      for (int32_t m : p.members_of_group(p.group[i])) {
+        EXPECT_EQ(p.instructions[m].stage, ins.stage);
+        holders.insert(p.instructions[m].device / 2);
+      }
+      const StageCost& cost = layout.costs[ins.stage];
+      if (static_cast<int>(holders.size()) == replicas) {
+        ++dense;
+        EXPECT_EQ(ins.bytes, cost.gradient_bytes - cost.expert_gradient_bytes);
+      } else {
+        ++experts;
+        EXPECT_EQ(ins.bytes, cost.expert_gradient_bytes);
+        EXPECT_EQ(static_cast<int>(holders.size()), replicas / 2);
+        for (int32_t r : holders) EXPECT_EQ(r % 2, ins.device / 2 % 2);  // same experts
+      }
+    }
+    EXPECT_EQ(dense, replicas * 2);
+    EXPECT_EQ(experts, replicas == 2 ? 0 : replicas * 2);
+    for (int s = 0; s < 2; ++s) EXPECT_GT(layout.costs[s].expert_gradient_bytes, 0);
+    if (replicas == 4) {
+      for (const auto& [key, bytes] : bytes_per_device_stage) {
+        EXPECT_EQ(bytes, layout.costs[key % 2].gradient_bytes);
+      }
+    }
+  }
+}
+
 // Tensor parallelism copies each all-to-all onto the stage's T GPUs, each group among the
 // GPUs of one tensor rank; the gradient all-reduce that waits for the last backward's
 // all-to-all stays behind it on the lane (and exact SimGrid agrees with the analytic times).
