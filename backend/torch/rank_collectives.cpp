@@ -4,30 +4,10 @@
 #include <vector>
 
 #include "backend/torch/decoder_layers.h"
+#include "backend/torch/tensor_parallel_group.h"
 #include "backend/torch/tensor_parallel_layers.h"
 
 namespace pipetwin {
-namespace {
-
-// The defined gradients of `parameters` summed over `group` in place, in one all-reduce.
-void sum_gradients(const std::vector<torch::Tensor>& parameters, c10d::ProcessGroupGloo& group) {
-  std::vector<torch::Tensor> grads;
-  for (const auto& p : parameters) {
-    if (p.grad().defined()) grads.push_back(p.grad().flatten());
-  }
-  if (grads.empty()) return;
-  std::vector<torch::Tensor> flat = {torch::cat(grads)};
-  group.allreduce(flat)->wait();
-  int64_t offset = 0;
-  for (const auto& p : parameters) {
-    if (!p.grad().defined()) continue;
-    const int64_t n = p.grad().numel();
-    p.mutable_grad().copy_(flat[0].slice(0, offset, offset + n).view_as(p.grad()));
-    offset += n;
-  }
-}
-
-}  // namespace
 
 RankCollectives::RankCollectives(const Program& program, RankSession& session,
                                  const RankModel& model, int32_t devices_per_replica)
@@ -121,10 +101,10 @@ void RankCollectives::allreduce(int32_t i, torch::nn::Sequential& stage) {
   }
   if (model_.expert_parallel().size == 1) {
     dense.insert(dense.end(), experts.begin(), experts.end());
-    sum_gradients(dense, session_.group(ranks));
+    all_reduce_gradients(dense, session_.group(ranks));
   } else {
     const bool among_holders = expert_holders(ranks).size() == ranks.size();
-    sum_gradients(among_holders ? experts : dense, session_.group(ranks));
+    all_reduce_gradients(among_holders ? experts : dense, session_.group(ranks));
   }
 }
 

@@ -48,14 +48,14 @@ torch::Tensor reduce_scatter(const torch::Tensor& x, const TensorParallelGroup& 
 }
 
 void all_reduce_gradients(const std::vector<torch::Tensor>& parameters,
-                          const TensorParallelGroup& group) {
+                          c10d::ProcessGroupGloo& group) {
   std::vector<torch::Tensor> grads;
   for (const auto& p : parameters) {
     if (p.grad().defined()) grads.push_back(p.grad().flatten());
   }
   if (grads.empty()) return;
   std::vector<torch::Tensor> flat = {torch::cat(grads)};
-  gloo_of(group).allreduce(flat)->wait();
+  group.allreduce(flat)->wait();
   int64_t offset = 0;
   for (const auto& p : parameters) {
     if (!p.grad().defined()) continue;
@@ -63,6 +63,11 @@ void all_reduce_gradients(const std::vector<torch::Tensor>& parameters,
     p.mutable_grad().copy_(flat[0].slice(0, offset, offset + n).view_as(p.grad()));
     offset += n;
   }
+}
+
+void all_reduce_gradients(const std::vector<torch::Tensor>& parameters,
+                          const TensorParallelGroup& group) {
+  all_reduce_gradients(parameters, gloo_of(group));
 }
 
 }  // namespace pipetwin

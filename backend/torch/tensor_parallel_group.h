@@ -39,5 +39,8 @@ torch::Tensor own_slice(const torch::Tensor& x, const TensorParallelGroup& group
 // Sums the defined gradients of `parameters` over the group in place, in one all-reduce.
 void all_reduce_gradients(const std::vector<torch::Tensor>& parameters,
                           const TensorParallelGroup& group);
+// The same over any Gloo group (a stage's replicas, or those holding the same experts).
+void all_reduce_gradients(const std::vector<torch::Tensor>& parameters,
+                          c10d::ProcessGroupGloo& group);
 
 }  // namespace pipetwin
