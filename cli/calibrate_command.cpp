@@ -155,7 +155,8 @@ void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& ar
   }
   if (!launched_as_rank()) {
     // The local ranks need not resolve the name, nor look for GPUs, again.
-    launch_local_ranks_or_throw(with_backend_argument(argv, name), args.nproc, args.timeout_s);
+    launch_local_ranks_or_throw(with_backend_argument(argv, name), args.nproc, args.timeout_s,
+                                backend->rank_start());
     return;
   }
   const RankEnvironment env = rank_environment();

@@ -17,6 +17,7 @@
 #include "app/freeze_summary.h"
 #include "app/run_files.h"
 #include "app/run_summary.h"
+#include "backend/common/local_launcher.h"
 #include "backend/run/built_backends.h"
 #include "backend/run/machine_share.h"
 #include "backend/run/measured_run_text.h"
@@ -212,6 +213,8 @@ void add_profile_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app, const std::vector<std::string>& argv);
 
 void add_run_command(CLI::App& app, const std::vector<std::string>& argv) {
+  // A forked local rank runs this same command line in place (backend/common/local_launcher.h).
+  set_rank_entry(&run_cli);
   add_profile_command(app);
   add_calibrate_command(app, argv);
   auto args = std::make_shared<RunArgs>();

@@ -7,18 +7,70 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iostream>
 #include <thread>
 
 #include "sim/spec/errors.h"
 
 namespace pipetwin {
+namespace {
 
-void launch_local_ranks_or_throw(const std::vector<std::string>& argv, int nproc,
-                                 double timeout_s) {
-  const LaunchResult launched = launch_local_ranks(argv, nproc, timeout_s);
+RankEntry rank_entry = nullptr;
+
+bool forks_in_place(RankStart start) {
+  if (start != RankStart::kFork || rank_entry == nullptr) return false;
+  if (const char* exec = std::getenv("PIPETWIN_RANKS_EXEC"); exec != nullptr && *exec == '1') {
+    return false;
+  }
+  return running_threads() == 1;
+}
+
+// The rank's own process from here on: it runs the rank's command line and exits without
+// running the launcher's destructors or atexit handlers (its temporary folders are the
+// launcher's to remove).
+[[noreturn]] void become_rank(const std::vector<std::string>& argv, bool in_place) {
+  std::vector<std::string> copy = argv;
+  std::vector<char*> args;
+  for (std::string& a : copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  if (in_place) {
+    const int code = rank_entry(static_cast<int>(copy.size()), args.data());
+    std::cout.flush();
+    std::cerr.flush();
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  ::execv("/proc/self/exe", args.data());
+  std::_Exit(127);
+}
+
+}  // namespace
+
+void set_rank_entry(RankEntry entry) { rank_entry = entry; }
+
+int running_threads() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "Threads:") {
+      int threads = 0;
+      status >> threads;
+      return threads;
+    }
+    status.ignore(1 << 16, '\n');
+  }
+  return 0;
+}
+
+void launch_local_ranks_or_throw(const std::vector<std::string>& argv, int nproc, double timeout_s,
+                                 RankStart start) {
+  const LaunchResult launched = launch_local_ranks(argv, nproc, timeout_s, start);
   if (launched.exit_code == 2) throw InputError(launched.failure);
   if (launched.exit_code != 0) throw RuntimeFailure(launched.failure);
 }
@@ -40,12 +92,18 @@ int free_local_port() {
   return ntohs(addr.sin_port);
 }
 
-LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc, double timeout_s) {
+LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc, double timeout_s,
+                                RankStart start) {
   const int port = free_local_port();
   // A second port for NCCL's bootstrap (the CUDA replay): MASTER_PORT + 1 may still be
   // held by an earlier job's socket.
   int nccl_port = free_local_port();
   while (nccl_port == port) nccl_port = free_local_port();
+  const bool in_place = forks_in_place(start);
+  // What the launcher has buffered must not be printed again by each fork.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
   std::vector<pid_t> pids(nproc, -1);
   for (int rank = 0; rank < nproc; ++rank) {
     const pid_t pid = ::fork();
@@ -57,13 +115,7 @@ LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc,
       ::setenv("MASTER_ADDR", "127.0.0.1", 1);
       ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       ::setenv("PIPETWIN_NCCL_PORT", std::to_string(nccl_port).c_str(), 1);
-      ::setenv("PIPETWIN_QUIET_RANK", rank == 0 ? "0" : "1", 1);  // one rank reports
-      std::vector<char*> args;
-      std::vector<std::string> copy = argv;
-      for (std::string& a : copy) args.push_back(a.data());
-      args.push_back(nullptr);
-      ::execv("/proc/self/exe", args.data());
-      std::_Exit(127);
+      become_rank(argv, in_place);
     }
     pids[rank] = pid;
   }
@@ -74,6 +126,7 @@ LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc,
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                       std::chrono::duration<double>(timeout_s + 30));
   auto kill_all = [&] {
+    if (std::none_of(pids.begin(), pids.end(), [](pid_t p) { return p > 0; })) return;
     for (pid_t p : pids) {
       if (p > 0) ::kill(p, SIGTERM);
     }

@@ -16,6 +16,7 @@
 
 #include "backend/common/gemm_fit.h"
 #include "backend/common/link_fit.h"
+#include "backend/common/local_launcher.h"
 #include "backend/common/measured_run.h"
 #include "backend/common/rank_environment.h"
 #include "sim/program/program.h"
@@ -86,6 +87,9 @@ class RealBackend {
   virtual Program memory_program(const Program& program, const MeasuredRun& run) const = 0;
   // Whether calibrate runs in one process (true) or on every rank of a job (false).
   virtual bool calibrates_in_one_process() const = 0;
+  // How the local launcher starts its ranks (backend/common/local_launcher.h): a fork of the
+  // launcher where the backend's libraries survive one, an exec otherwise.
+  virtual RankStart rank_start() const = 0;
   virtual Calibration calibrate(const RankEnvironment& env, const CalibrationRequest& request) = 0;
 };
 

@@ -37,6 +37,8 @@ class CudaBackend final : public RealBackend {
     return program;
   }
   bool calibrates_in_one_process() const override { return true; }
+  // A CUDA context does not survive a fork: each rank starts its runtime afresh.
+  RankStart rank_start() const override { return RankStart::kExec; }
   // One process drives the GPUs: copies on GPU 0, NCCL between GPUs 0 and 1.
   Calibration calibrate(const RankEnvironment&, const CalibrationRequest& request) override {
     CudaCalibration cuda;

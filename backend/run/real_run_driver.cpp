@@ -129,10 +129,11 @@ void drive_real_run(const RealRunRequest& request, const BuiltBackends& built,
                        std::to_string(devices) + " ranks");
     }
     const std::vector<std::string> rank_argv = with_backend_argument(argv, name);
+    const RankStart start = backend->rank_start();
     if (request.repeat <= 1)
-      return launch_local_ranks_or_throw(rank_argv, nproc, request.options.timeout_s);
+      return launch_local_ranks_or_throw(rank_argv, nproc, request.options.timeout_s, start);
     return repeat_local_runs(
-        rank_argv, nproc, request.options.timeout_s, request.repeat,
+        rank_argv, nproc, request.options.timeout_s, start, request.repeat,
         [&](const std::filesystem::path& chosen, const RepeatSummary& summary) {
           if (!request.freeze_log.empty()) {
             const std::string log = read_text_file(chosen / kRepeatFreezeLog);

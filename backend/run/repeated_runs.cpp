@@ -12,7 +12,7 @@
 namespace pipetwin {
 
 void repeat_local_runs(const std::vector<std::string>& argv, int nproc, double timeout_s,
-                       int repeat,
+                       RankStart start, int repeat,
                        const std::function<void(const std::filesystem::path& run_directory,
                                                 const RepeatSummary& summary)>& chosen) {
   const TemporaryDirectory dir("pipetwin-repeat-");
@@ -24,7 +24,7 @@ void repeat_local_runs(const std::vector<std::string>& argv, int nproc, double t
     std::vector<std::string> rank_argv = argv;
     rank_argv.push_back(kRepeatOutputFlag);
     rank_argv.push_back(runs.back().string());
-    launch_local_ranks_or_throw(rank_argv, nproc, timeout_s);
+    launch_local_ranks_or_throw(rank_argv, nproc, timeout_s, start);
     const Timeline timeline = read_timeline_file((runs.back() / kRepeatTimeline).string());
     makespans.push_back(compute_metrics(timeline, 1, 1).makespan_s);  // as compare takes it
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/noise_control.h"
+#include "backend/common/local_launcher.h"
 
 namespace pipetwin {
 
@@ -21,7 +22,7 @@ constexpr const char* kRepeatOutputFlag = "--repeat-output";
 // Launches `argv` (plus kRepeatOutputFlag DIR) `repeat` times with `nproc` local ranks and
 // calls `chosen` with the median run's directory, while it exists, and the summary.
 void repeat_local_runs(const std::vector<std::string>& argv, int nproc, double timeout_s,
-                       int repeat,
+                       RankStart start, int repeat,
                        const std::function<void(const std::filesystem::path& run_directory,
                                                 const RepeatSummary& summary)>& chosen);
 

@@ -60,6 +60,8 @@ class TorchBackend final : public RealBackend {
     return with_measured_stash(program, run);
   }
   bool calibrates_in_one_process() const override { return false; }
+  // The launcher has run no tensor operation, so no intra-op pool exists yet to be lost.
+  RankStart rank_start() const override { return RankStart::kFork; }
   Calibration calibrate(const RankEnvironment& env, const CalibrationRequest& request) override {
     const LinkCalibrations links =
         calibrate_link(env, request.sizes, request.repeats, request.timeout_s);

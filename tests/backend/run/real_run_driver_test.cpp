@@ -51,6 +51,7 @@ class ScriptedBackend final : public RealBackend {
     return program;
   }
   bool calibrates_in_one_process() const override { return false; }
+  RankStart rank_start() const override { return RankStart::kExec; }
   Calibration calibrate(const RankEnvironment&, const CalibrationRequest&) override { return {}; }
 
  private:

@@ -134,6 +134,21 @@ INSTANTIATE_TEST_SUITE_P(ZooModels, RealRunTraining,
                                            "builtin:moe-ep2-pp2-cpu"),
                          [](const auto& info) { return "case" + std::to_string(info.index); });
 
+// The local ranks are forks of the launcher that reuse its loaded libraries; ranks that exec
+// the binary afresh (PIPETWIN_RANKS_EXEC=1) train the same numbers.
+TEST(RealRunLauncher, ForkedRanksTrainAsFreshProcessesDo) {
+  SKIP_WITHOUT_TORCH();
+  const std::string args = std::string(kScenario) + " --set training.iterations=2";
+  const nlohmann::json forked = run_scenario_json(args);
+  ::setenv("PIPETWIN_RANKS_EXEC", "1", 1);
+  const nlohmann::json fresh = run_scenario_json(args);
+  ::unsetenv("PIPETWIN_RANKS_EXEC");
+  ASSERT_FALSE(forked.empty());
+  ASSERT_FALSE(fresh.empty());
+  expect_close(forked["losses"], fresh["losses"], 1e-12);
+  expect_close(forked["layer_weight_sums"], fresh["layer_weight_sums"], 1e-12);
+}
+
 TEST(RealRunFaults, ADeadRankFailsTheRunAndLeavesNoProcess) {
   SKIP_WITHOUT_TORCH();
   const auto started = std::chrono::steady_clock::now();
