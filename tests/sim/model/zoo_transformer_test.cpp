@@ -17,7 +17,7 @@ namespace pipetwin {
 namespace {
 
 proto::Zoo shipped_config(const std::string& name, int seq_len = 4096) {
-  const std::string path = std::string(PIPETWIN_SOURCE_DIR) + "/scenarios/models/" + name;
+  const std::string path = std::string(PIPETWIN_SOURCE_DIR "/scenarios/models/") + name;
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << path;
   std::stringstream text;

@@ -33,7 +33,7 @@ Totals simulate(const Program& program, const ResolvedScenario& setup, bool step
 }
 
 TEST(RingCollective, AggregatedAgreesWithStepByStepUnderContention) {
-  const std::string gpt = std::string(PIPETWIN_SOURCE_DIR) + "/scenarios/gpt-8gpu-1f1b.textproto";
+  const std::string gpt = PIPETWIN_SOURCE_DIR "/scenarios/gpt-8gpu-1f1b.textproto";
   const std::vector<std::vector<std::string>> cases = {
       // 2 replicas of 4 stages on one NVSwitch node: rings and pipeline transfers share ports.
       {"schedule.stages=4", "training.data_parallel=2", "training.microbatches=8"},
