@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "cli_runner.h"
+#include "cluster_sized.h"
+#include "random_trials.h"
 #include "scenarios/builtin_files.h"
 #include "timeline_equality.h"
 #include "traces/chrome_trace.h"
@@ -124,11 +126,15 @@ std::vector<std::string> shipped_scenario_names() {
 }
 
 // One test per shipped scenario, so that the largest (2,048 and 1,536 GPUs) run beside the
-// others rather than after them.
+// others rather than after them. Sanitized builds check the cluster-sized ones on one small
+// replica, as they run a quarter of the random trials (random_trials.h): the code paths are
+// the same at every scale, and the Release suite simulates every scenario whole.
 class ShippedScenarioSimulates : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ShippedScenarioSimulates, WithExitZero) {
-  const CliResult r = run_pipetwin("simulate builtin:" + GetParam() + " --allow-oom --json");
+  const bool shrink = testing::kSanitized && testing::cluster_sized(GetParam());
+  const CliResult r = run_pipetwin("simulate builtin:" + GetParam() + " --allow-oom --json" +
+                                   (shrink ? testing::kOneSmallReplica : ""));
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 

@@ -13,9 +13,9 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "cli_runner.h"
+#include "cluster_sized.h"
 #include "traces/chrome_trace.h"
 
 namespace pipetwin {
@@ -175,12 +175,6 @@ std::vector<std::string> shipped_scenarios() {
 
 class ShippedScenario : public ::testing::TestWithParam<std::string> {};
 
-// Whether a scenario is cluster-sized: its name says "<N>gpu" with N of 256 or more.
-bool cluster_sized(const std::string& name) {
-  std::smatch m;
-  return std::regex_search(name, m, std::regex("([0-9]+)gpu")) && std::stoi(m[1]) >= 256;
-}
-
 // One process per scenario, each with its own time limit. Cluster-sized scenarios run with
 // one replica of 32 microbatches (DualPipe's least on 16 stages), so without expert
 // parallelism, whose all-to-alls the smaller MoE scenarios draw: nesting does not depend on
@@ -189,10 +183,7 @@ TEST_P(ShippedScenario, NestsCleanlyOnBothEngines) {
   const testing::TempDir dir;
   const auto path =
       std::filesystem::path(PIPETWIN_SOURCE_DIR) / "scenarios" / (GetParam() + ".textproto");
-  const std::string smaller =
-      cluster_sized(GetParam()) ? " --set training.data_parallel=1 --set training.global_batch=32"
-                                  " --set training.microbatches=32 --set training.expert_parallel=1"
-                                : "";
+  const std::string smaller = testing::cluster_sized(GetParam()) ? testing::kOneSmallReplica : "";
   for (const char* engine : {"analytic", "simgrid"}) {
     const std::string name = GetParam() + "." + engine;
     const std::filesystem::path trace = dir.path() / (name + ".json");
