@@ -28,13 +28,20 @@ int record_rank(int argc, char** argv) {
   return argc > 1 && std::string(argv[1]) == "fail" ? 3 : 0;
 }
 
+// `nproc` forked ranks of record_rank, writing into `dir`.
+LaunchResult launch_recording_ranks(const testing::TempDir& dir, const std::string& argument,
+                                    int nproc) {
+  rank_folder = dir.path().string();
+  set_rank_entry(&record_rank);
+  const LaunchResult launched = launch_local_ranks({"self", argument}, nproc, 10, RankStart::kFork);
+  set_rank_entry(nullptr);
+  return launched;
+}
+
 TEST(LocalLauncher, ForkedRanksRunTheEntryWithTheirEnvironment) {
   if (running_threads() != 1) GTEST_SKIP() << "the test process runs threads: ranks would exec";
   const testing::TempDir dir;
-  rank_folder = dir.path().string();
-  set_rank_entry(&record_rank);
-  const LaunchResult launched = launch_local_ranks({"self", "ok"}, 3, 10, RankStart::kFork);
-  set_rank_entry(nullptr);
+  const LaunchResult launched = launch_recording_ranks(dir, "ok", 3);
   EXPECT_EQ(launched.exit_code, 0) << launched.failure;
   for (int rank = 0; rank < 3; ++rank) {
     EXPECT_EQ(testing::read_all(dir.path() / std::to_string(rank)), std::to_string(rank) + " 3 ok");
@@ -44,10 +51,7 @@ TEST(LocalLauncher, ForkedRanksRunTheEntryWithTheirEnvironment) {
 TEST(LocalLauncher, AFailingForkedRankIsReportedWithItsCode) {
   if (running_threads() != 1) GTEST_SKIP() << "the test process runs threads: ranks would exec";
   const testing::TempDir dir;
-  rank_folder = dir.path().string();
-  set_rank_entry(&record_rank);
-  const LaunchResult launched = launch_local_ranks({"self", "fail"}, 2, 10, RankStart::kFork);
-  set_rank_entry(nullptr);
+  const LaunchResult launched = launch_recording_ranks(dir, "fail", 2);
   EXPECT_EQ(launched.exit_code, 1);
   EXPECT_THAT(launched.failure, HasSubstr("exited with code 3"));
 }
