@@ -23,6 +23,12 @@ namespace {
 
 RankEntry rank_entry = nullptr;
 
+void flush_output() {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+}
+
 bool forks_in_place(RankStart start) {
   if (start != RankStart::kFork || rank_entry == nullptr) return false;
   if (const char* exec = std::getenv("PIPETWIN_RANKS_EXEC"); exec != nullptr && *exec == '1') {
@@ -41,9 +47,7 @@ bool forks_in_place(RankStart start) {
   args.push_back(nullptr);
   if (in_place) {
     const int code = rank_entry(static_cast<int>(copy.size()), args.data());
-    std::cout.flush();
-    std::cerr.flush();
-    std::fflush(nullptr);
+    flush_output();  // _Exit does not
     std::_Exit(code);
   }
   ::execv("/proc/self/exe", args.data());
@@ -100,10 +104,7 @@ LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc,
   int nccl_port = free_local_port();
   while (nccl_port == port) nccl_port = free_local_port();
   const bool in_place = forks_in_place(start);
-  // What the launcher has buffered must not be printed again by each fork.
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
+  flush_output();  // what the launcher has buffered must not be printed again by each fork
   std::vector<pid_t> pids(nproc, -1);
   for (int rank = 0; rank < nproc; ++rank) {
     const pid_t pid = ::fork();

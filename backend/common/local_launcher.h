@@ -3,7 +3,7 @@
 // free port for NCCL's bootstrap), and waits for them. A rank that
 // fails or a job that outlives `timeout_s` takes the others down: no process is left.
 //
-// How a rank starts: loading LibTorch and the CUDA libraries costs a process about 1.3 s, so
+// How a rank starts: loading LibTorch and the CUDA libraries costs a process about 1.2 s, so
 // where it is safe a rank is a fork of the launcher that calls the rank entry (the command
 // line's main, set_rank_entry) with its own environment, as Python's multiprocessing "fork"
 // does; it reuses the libraries already loaded. Safe means: the launch asked for it

@@ -10,9 +10,8 @@
 #include <vector>
 
 #include "cli_runner.h"
-#include "cluster_sized.h"
 #include "random_trials.h"
-#include "scenarios/builtin_files.h"
+#include "shipped_scenarios.h"
 #include "timeline_equality.h"
 #include "traces/chrome_trace.h"
 #include "traces/timeline_proto_io.h"
@@ -117,14 +116,6 @@ TEST(SimulateCli, SetOverridesFields) {
   EXPECT_NEAR(k["iteration_time_s"].get<double>(), 0.043, 1e-12);
 }
 
-std::vector<std::string> shipped_scenario_names() {
-  std::vector<std::string> names;
-  for (const std::string& name : builtin_file_names()) {
-    if (name.find(".textproto") != std::string::npos) names.push_back(name);
-  }
-  return names;
-}
-
 // One test per shipped scenario, so that the largest (2,048 and 1,536 GPUs) run beside the
 // others rather than after them. Sanitized builds check the cluster-sized ones on one small
 // replica, as they run a quarter of the random trials (random_trials.h): the code paths are
@@ -133,17 +124,15 @@ class ShippedScenarioSimulates : public ::testing::TestWithParam<std::string> {}
 
 TEST_P(ShippedScenarioSimulates, WithExitZero) {
   const bool shrink = testing::kSanitized && testing::cluster_sized(GetParam());
-  const CliResult r = run_pipetwin("simulate builtin:" + GetParam() + " --allow-oom --json" +
-                                   (shrink ? testing::kOneSmallReplica : ""));
+  const CliResult r =
+      run_pipetwin("simulate builtin:" + GetParam() + ".textproto --allow-oom --json" +
+                   (shrink ? testing::kOneSmallReplica : ""));
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(SimulateCli, ShippedScenarioSimulates,
-                         ::testing::ValuesIn(shipped_scenario_names()), [](const auto& info) {
-                           std::string name = info.param.substr(0, info.param.find('.'));
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+                         ::testing::ValuesIn(testing::shipped_scenario_names()),
+                         [](const auto& info) { return testing::scenario_test_name(info.param); });
 
 TEST(SimulateCli, GpipeNeedsMoreMemoryThanOneFOneB) {
   const std::string dir = std::string(PIPETWIN_SOURCE_DIR) + "/scenarios/";

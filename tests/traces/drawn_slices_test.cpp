@@ -8,14 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
-#include "cluster_sized.h"
+#include "shipped_scenarios.h"
 #include "traces/chrome_trace.h"
 
 namespace pipetwin {
@@ -163,16 +162,6 @@ TEST(DrawnSlices, OverlappingMeasurementsAreCutAtTheNextStart) {
   EXPECT_EQ(drawn[1].dur_ns, 2000);
 }
 
-std::vector<std::string> shipped_scenarios() {
-  std::vector<std::string> names;
-  const auto folder = std::filesystem::path(PIPETWIN_SOURCE_DIR) / "scenarios";
-  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-    if (entry.path().extension() == ".textproto") names.push_back(entry.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 class ShippedScenario : public ::testing::TestWithParam<std::string> {};
 
 // One process per scenario, each with its own time limit. Cluster-sized scenarios run with
@@ -196,16 +185,13 @@ TEST_P(ShippedScenario, NestsCleanlyOnBothEngines) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(DrawnSlices, ShippedScenario, ::testing::ValuesIn(shipped_scenarios()),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(DrawnSlices, ShippedScenario,
+                         ::testing::ValuesIn(testing::shipped_scenario_names()),
+                         [](const auto& info) { return testing::scenario_test_name(info.param); });
 
-TEST(DrawnSlices, EveryShippedScenarioIsChecked) { EXPECT_GE(shipped_scenarios().size(), 15u); }
+TEST(DrawnSlices, EveryShippedScenarioIsChecked) {
+  EXPECT_GE(testing::shipped_scenario_names().size(), 15u);
+}
 
 }  // namespace
 }  // namespace pipetwin
