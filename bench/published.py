@@ -25,6 +25,13 @@ Sources:
         Predicted with the H100's fitted efficiency (the H800 has the H100's compute); the
         report trains its GEMMs in FP8, which pipetwin costs as BF16.
 
+  Memory: ZeRO, Rajbhandari et al., SC'20, table 1 (and figure 1): the memory per GPU of
+        the model states of a 7.5B and a 128B model, mixed-precision Adam, under ZeRO stages
+        1, 2 and 3 at data-parallel degrees 4, 16 and 64. pipetwin simulates each as 1000
+        equal layers on one pipeline stage, without activations, and reads the peak memory.
+        Nothing is fitted; stage 3 differs by the two layers pipetwin holds gathered, which
+        the paper's table leaves out.
+
 MFU counts model FLOPs as pipetwin's transformer does (docs/models.md): 6 x (the matrix
 weights a token goes through) + 12 x s x (query heads x head width) per token for attention
 (not halved for the causal mask), over 989.5 TFLOP/s per H100/H800. The paper does not state
@@ -37,6 +44,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -163,6 +171,31 @@ def deepseek_tokens_per_gpu(args, efficiency):
     return 15360 * SEQ / step / 2048, step, peak
 
 
+# parameters (billions), data-parallel degree, published GB per GPU for stages 1, 2, 3
+ZERO_ROWS = [(7.5, 4, (52.5, 41.3, 30)), (7.5, 16, (35.6, 21.6, 7.5)),
+             (7.5, 64, (31.4, 16.6, 1.88)), (128, 4, (896, 704, 512)),
+             (128, 16, (608, 368, 128)), (128, 64, (536, 284, 32))]
+ZERO_LAYERS = 1000
+
+
+def zero_memory_gb(args, billions, dp, stage):
+    """The peak memory of one GPU holding a model of `billions` parameters under ZeRO."""
+    layer = int(billions * 1e9 * 4 / ZERO_LAYERS)  # fp32 bytes of each layer's parameters
+    text = ('name: "zero-table"\ncluster { preset: "dgx-a100" nodes: %d gpus_per_node: %d }\n'
+            'model {\n%s}\n'
+            "training { global_batch: %d microbatches: 1 data_parallel: %d precision: BF16 "
+            "mixed_precision: true optimizer: ADAM zero_stage: ZERO_%d }\n"
+            "schedule { kind: GPIPE stages: 1 }\n" %
+            (max(1, dp // 8), min(dp, 8), "".join(
+                '  layers { name: "l%d" fwd_ms: 1 bwd_ms: 2 parameter_bytes: %d }\n' % (i, layer)
+                for i in range(ZERO_LAYERS)), dp, dp, stage))
+    path = os.path.join(args.scratch, "zero-table.textproto")
+    with open(path, "w") as f:
+        f.write(text)
+    _, peak = run(args, path, [])
+    return peak * 1024.0 ** 3 / 1e9
+
+
 def bisect(score, target):
     """The efficiency at which score(efficiency), rising with it, meets the target."""
     lo, hi = 0.1, 1.0
@@ -175,12 +208,33 @@ def bisect(score, target):
     return (lo + hi) / 2
 
 
+def memory_rows(args, errors):
+    """The model states' memory under ZeRO against the paper's table: nothing fitted."""
+    print("\n| source | model | DP | ZeRO stage | published (GB) | pipetwin (GB) | error |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for billions, dp, published in ZERO_ROWS:
+        for stage in (1, 2, 3):
+            gb = zero_memory_gb(args, billions, dp, stage)
+            error = (gb - published[stage - 1]) / published[stage - 1]
+            errors.append(("memory", abs(error)))
+            print("| ZeRO SC'20 t.1 | %gB | %d | %d | %g | %.2f | %+.1f%% |" %
+                  (billions, dp, stage, published[stage - 1], gb, 100 * error))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("pipetwin", nargs="?", default=os.path.join(ROOT, "build", "pipetwin"))
     parser.add_argument("--engine", default="analytic", choices=["analytic", "simgrid"])
+    parser.add_argument("--only-memory", action="store_true", help="the ZeRO memory rows only")
     args = parser.parse_args()
+    args.scratch = tempfile.mkdtemp(prefix="pipetwin-published-")
     errors = []
+    if args.only_memory:
+        memory_rows(args, errors)
+        e = [x for _, x in errors]
+        print("memory, %d rows: mean |error| %.1f%%, largest %.1f%%" %
+              (len(e), 100 * sum(e) / len(e), 100 * max(e)))
+        return
 
     # A100: Megatron-LM's GPT weak scaling (its own script, memory-bound kernels at 80%).
     megatron.SCENARIO = os.path.join(ROOT, megatron.SCENARIO)
@@ -231,8 +285,10 @@ def main():
     print("| DeepSeek-V3 report | DeepSeek-V3 | 2048 | 1 | 64 | 16 | 128 | 15360 | %.0f tokens/s "
           "per GPU | %.0f | %+.1f%% | %.2f | %.1f |" % (published, tokens, 100 * error, step, peak))
 
+    memory_rows(args, errors)
+
     print("\nH100: efficiency %.4f, fitted on Mixtral-8x22B, 128 GPUs, batch 256" % h100)
-    for gpu in ("A100", "H100", "H800"):
+    for gpu in ("A100", "H100", "H800", "memory"):
         e = [x for g, x in errors if g == gpu]
         print("%s, %d predicted rows: mean |error| %.1f%%, largest %.1f%%" %
               (gpu, len(e), 100 * sum(e) / len(e), 100 * max(e)))

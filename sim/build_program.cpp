@@ -14,6 +14,7 @@
 #include "sim/schedule/dualpipe_order.h"
 #include "sim/schedule/expert_all_to_all.h"
 #include "sim/schedule/pipefb_program.h"
+#include "sim/schedule/sharded_data_parallel.h"
 #include "sim/schedule/tensor_parallel.h"
 #include "sim/schedule/weight_versions.h"
 #include "sim/schedule/zero_bubble_order.h"
@@ -199,6 +200,19 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   // Recomputation: the largest activations one backward rebuilds, per device (chunks of one
   // device run their backwards one at a time).
   std::vector<double> recompute_reserve(layout.devices_per_replica, 0);
+  std::vector<double> gather_reserve(layout.devices_per_replica, 0);
+  // ZeRO: a layer's state shared by the replicas; its routed experts' by the replicas
+  // holding the same experts (the expert-data-parallel group).
+  const int32_t zero_stage = setup.training.zero_stage;
+  const int32_t ep = setup.training.expert_parallel;
+  const auto resident_bytes = [&](const ModelLayer& layer, double parameters) {
+    const double experts = ep > 1 && layer.moe.experts > 0
+                               ? static_cast<double>(layer.moe.expert_parameter_bytes) / ep /
+                                     kFp32BytesPerParameter * per_gpu
+                               : 0.0;
+    return sharded(per_parameter, zero_stage, replicas).total() * (parameters - experts) +
+           sharded(per_parameter, zero_stage, replicas / ep).total() * experts;
+  };
   const bool dualpipe = setup.schedule.kind == proto::DUALPIPE;
 
   int32_t first = 0;
@@ -219,17 +233,26 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.ep_fwd_all_to_alls += layer.ep_fwd_all_to_alls;
       cost.ep_fwd_bytes_per_sample +=
           layer.ep_fwd_all_to_alls * layer.moe.dispatch_bytes_per_sample * per_gpu;
-      cost.weight_bytes += std::llround(per_parameter.weights * parameters);
+      const int64_t layer_weight_bytes = std::llround(per_parameter.weights * parameters);
+      if (l == first) cost.first_layer_weight_bytes = layer_weight_bytes;
+      cost.last_layer_weight_bytes = layer_weight_bytes;
+      cost.layers += 1;
+      cost.weight_bytes += layer_weight_bytes;
+      // ZeRO stage 3 holds a gathered layer and the next one it prefetches.
+      if (zero_stage == 3 && replicas > 1) {
+        gather_reserve[device] = std::max(gather_reserve[device], 2.0 * layer_weight_bytes);
+      }
       // A frozen layer runs forward only: no backward, stash, gradient or optimizer state.
-      const double resident = layer.frozen ? per_parameter.weights : per_parameter.total();
+      const double resident =
+          layer.frozen ? per_parameter.weights * parameters : resident_bytes(layer, parameters);
       for (int32_t r = 0; r < replicas; ++r) {
         for (int32_t k = 0; k < stage_replicas.replicas(c % setup.schedule.stages); ++k) {
           layout.static_bytes[device + r * layout.devices_per_replica + k] +=
-              std::llround(resident * parameters);
+              std::llround(resident);
         }
         if (dualpipe) {  // the reverse pipeline's copy of the chunk
           layout.static_bytes[chunk_device(setup, chunks + c) + r * layout.devices_per_replica] +=
-              std::llround(resident * parameters);
+              std::llround(resident);
         }
       }
       if (layer.frozen) continue;
@@ -290,7 +313,8 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   if (dualpipe) add_reverse_pipeline(layout);
   for (int32_t d = 0; d < layout.devices_per_replica; ++d) {
     for (int32_t r = 0; r < replicas; ++r) {
-      layout.static_bytes[d + r * layout.devices_per_replica] += std::llround(recompute_reserve[d]);
+      layout.static_bytes[d + r * layout.devices_per_replica] +=
+          std::llround(recompute_reserve[d] + gather_reserve[d]);
     }
   }
   return layout;
@@ -368,6 +392,9 @@ Program build_program(const ResolvedScenario& setup) {
   if (setup.training.expert_parallel > 1) {
     program = add_expert_all_to_alls(program, layout, setup.training.expert_parallel,
                                      setup.schedule.kind == proto::DUALPIPE);
+  }
+  if (setup.training.zero_stage > 0) {
+    program = shard_data_parallel(program, layout, setup.training.zero_stage);
   }
   if (setup.training.tensor_parallel > 1) {
     program = expand_tensor_parallel(program, layout, setup.training.tensor_parallel);

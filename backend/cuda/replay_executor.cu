@@ -244,6 +244,10 @@ class Replay : public LaneDevice {
       if (op.kind == ReplayKind::kSend) sent = std::max(sent, op.bytes);
       if (op.kind == ReplayKind::kRecv) received = std::max(received, op.bytes);
       if (op.kind == ReplayKind::kAllReduce) reduced = std::max(reduced, op.bytes);
+      if (op.kind == ReplayKind::kReduceScatter || op.kind == ReplayKind::kAllGather) {
+        const int64_t n = static_cast<int64_t>(op.group.size());
+        reduced = std::max(reduced, (op.bytes + n - 1) / n * n);
+      }
       if (op.kind == ReplayKind::kAllToAll) exchanged = std::max(exchanged, op.bytes);
       if (op.kind == ReplayKind::kToHost || op.kind == ReplayKind::kToDevice) {
         copy = std::max(copy, op.bytes);
@@ -420,6 +424,21 @@ class Replay : public LaneDevice {
     PIPETWIN_CHECK(ncclGroupEnd());
   }
 
+  // ZeRO's collectives in place on the scratch buffer: each member's shard is the
+  // ceil(bytes / n) bytes at its place in the group.
+  void shard_collective(const ReplayOp& op, int64_t bytes, cudaStream_t stream) {
+    ncclComm_t comm = comms_->group(op.group);
+    const int64_t n = static_cast<int64_t>(op.group.size());
+    const size_t shard = static_cast<size_t>((bytes + n - 1) / n);
+    const int64_t me = std::find(op.group.begin(), op.group.end(), plan_.rank) - op.group.begin();
+    char* own = static_cast<char*>(scratch_) + me * shard;
+    if (op.kind == ReplayKind::kReduceScatter) {
+      PIPETWIN_CHECK(ncclReduceScatter(scratch_, own, shard, ncclChar, ncclSum, comm, stream));
+    } else {
+      PIPETWIN_CHECK(ncclAllGather(own, scratch_, shard, ncclChar, comm, stream));
+    }
+  }
+
   void enqueue(size_t k) {
     const ReplayOp& op = plan_.ops[k];
     const StashActions& stash = ledger_.actions[k];
@@ -465,6 +484,10 @@ class Replay : public LaneDevice {
         break;
       case ReplayKind::kAllToAll:
         all_to_all(op, bytes, stream);
+        break;
+      case ReplayKind::kReduceScatter:
+      case ReplayKind::kAllGather:
+        shard_collective(op, bytes, stream);
         break;
     }
     for (const StashBlock& block : stash.release) {

@@ -22,7 +22,9 @@ enum class ReplayKind : uint8_t {
   kToHost,
   kToDevice,
   kAllReduce,
-  kAllToAll
+  kAllToAll,
+  kReduceScatter,  // ZeRO: bytes is the whole buffer, each member keeps 1/n
+  kAllGather       // ZeRO: bytes is the gathered result
 };
 const char* replay_kind_name(ReplayKind kind);
 
@@ -38,7 +40,7 @@ struct ReplayOp {
   double seconds = 0;          // kSpin
   int32_t peer = -1;           // kSend, kRecv: the other rank
   int64_t bytes = 0;           // transfers, copies, all-reduce
-  std::vector<int32_t> group;  // kAllReduce, kAllToAll: the ranks, sorted
+  std::vector<int32_t> group;  // collectives: the ranks, sorted
   int64_t allocate_bytes = 0;  // a FWD's stash (see stash_ledger.h for when it is held)
   int64_t free_bytes = 0;      // a BWD's share of its stage's stashes
   bool weights = false;        // kToHost, kToDevice: a stashed weight version's copy

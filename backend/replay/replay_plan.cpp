@@ -26,9 +26,30 @@ const char* replay_kind_name(ReplayKind kind) {
       return "nccl_all_reduce";
     case ReplayKind::kAllToAll:
       return "nccl_all_to_all";
+    case ReplayKind::kReduceScatter:
+      return "nccl_reduce_scatter";
+    case ReplayKind::kAllGather:
+      return "nccl_all_gather";
   }
   return "?";
 }
+
+namespace {
+
+ReplayKind replay_collective(Op op) {
+  switch (op) {
+    case Op::kAllToAll:
+      return ReplayKind::kAllToAll;
+    case Op::kReduceScatter:
+      return ReplayKind::kReduceScatter;
+    case Op::kAllGather:
+      return ReplayKind::kAllGather;
+    default:
+      return ReplayKind::kAllReduce;
+  }
+}
+
+}  // namespace
 
 GemmShape gemm_for_flops(double flops, int64_t max_side) {
   GemmShape shape;
@@ -114,7 +135,7 @@ ReplayPlan make_replay_plan(const Program& p, int32_t rank, const ReplaySizing& 
         op.kind = copies_to_host(ins.op) ? ReplayKind::kToHost : ReplayKind::kToDevice;
         op.weights = ins.op == Op::kOffloadWeights || ins.op == Op::kReloadWeights;
       } else if (is_collective(ins.op)) {
-        op.kind = ins.op == Op::kAllToAll ? ReplayKind::kAllToAll : ReplayKind::kAllReduce;
+        op.kind = replay_collective(ins.op);
         for (int32_t member : p.members_of_group(p.group[i])) {
           op.group.push_back(p.instructions[member].device);
         }

@@ -38,14 +38,16 @@ class RankCollectives {
   // ALLREDUCE i of `stage`'s gradients, in place.
   void allreduce(int32_t i, torch::nn::Sequential& stage);
 
+  // The sorted devices of instruction i's collective group, and its Gloo group.
+  std::vector<int> group_ranks(int32_t i) const;
+  c10d::ProcessGroupGloo& group_of(int32_t i) { return session_.group(group_ranks(i)); }
+
   // With sequence parallelism, the replicated parameters' gradients summed over the
   // stage's tensor-parallel group (before the stage's update).
   void reduce_sequence_parallel_gradients(torch::nn::Sequential& stage);
 
  private:
   bool is_tensor_parallel_reduce(int32_t i) const;
-  // The sorted devices of instruction i's collective group.
-  std::vector<int> group_ranks(int32_t i) const;
   // The ranks among `ranks` that hold this rank's experts (all of them without expert
   // parallelism).
   std::vector<int> expert_holders(const std::vector<int>& ranks) const;

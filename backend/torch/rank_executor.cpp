@@ -63,6 +63,7 @@ RankExecutor::RankExecutor(const ResolvedScenario& setup, const Program& program
       activations_(program.size()),
       weights_(is_asynchronous(setup.schedule.kind), model, program.size()),
       collectives_(program, session, model, devices_per_replica_),
+      zero_stage_(setup.training.zero_stage),
       wire_(program, *session.job.world) {
   torch::set_num_threads(1);  // ranks share the machine's cores
   // This rank's stages: with replicas and interleaving, whatever the Program puts here.
@@ -73,6 +74,7 @@ RankExecutor::RankExecutor(const ResolvedScenario& setup, const Program& program
     const int s = ins.stage;
     stages_[s] = model_.stage(layers_[s].first, layers_[s].second);
   }
+  if (zero_stage_ > 0) shard_stages(setup.training.optimizer);
   crash_at_ = crash_index(env_.rank);
   losses_.assign(p_.iterations, 0.0);
   if (options_.gradient_interval > 0) {
@@ -93,6 +95,7 @@ MeasuredRun RankExecutor::run() {
   // finished (this device executes before returning).
   try {
     run_lanes(lane_schedule(p_, env_.rank), *this, options_.timeout_s);
+    consolidate_shards();
   } catch (const LaneFailure& f) {
     std::string what = f.what();
     if (f.waited_for >= 0) what += " waiting for " + p_.describe(f.waited_for);
@@ -118,15 +121,12 @@ void RankExecutor::perform(int32_t i) {
   if (ins.lane() == Lane::kCompute && i - p_.lane_begin[lane_id(Lane::kCompute)] == crash_at_) {
     ::raise(SIGKILL);  // fault injection (PIPETWIN_CRASH_AT)
   }
+  if (is_pass(ins.op)) {
+    before_pass(ins);
+    perform_pass(i);
+    return after_pass(i);
+  }
   switch (ins.op) {
-    case Op::kFwd:
-      return forward(i);
-    case Op::kBwd:
-      return backward(i);
-    case Op::kBwdInput:
-      return backward_input(i);
-    case Op::kBwdWeight:
-      return backward_weight(i);
     case Op::kSendAct:
     case Op::kSendGrad:
     case Op::kSendStash:
@@ -147,8 +147,27 @@ void RankExecutor::perform(int32_t i) {
       // The pass before it exchanged its tokens where its MoE layers needed them
       // (moe_mlp.h): nothing is left to do, and the span is empty.
       return;
+    case Op::kReduceScatter:
+      return reduce_scatter(i);
+    case Op::kAllGather:
+      return all_gather(i);
     default:  // real_run_unsupported turns these schedules away first
       throw RuntimeFailure(std::string("the LibTorch backend does not run ") + op_name(ins.op));
+  }
+}
+
+void RankExecutor::perform_pass(int32_t i) {
+  switch (p_.instructions[i].op) {
+    case Op::kFwd:
+      return forward(i);
+    case Op::kBwd:
+      return backward(i);
+    case Op::kBwdInput:
+      return backward_input(i);
+    case Op::kBwdWeight:
+      return backward_weight(i);
+    default:
+      throw std::logic_error(p_.describe(i) + " is not a pass");
   }
 }
 
@@ -167,6 +186,12 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
   if (setup.zoo->name() == "transformer") {
     const std::string why = decoder_unsupported(zoo_architecture(*setup.zoo));
     if (!why.empty()) return why;
+  }
+  if (setup.training.zero_stage > 0 &&
+      (setup.training.tensor_parallel > 1 || setup.training.expert_parallel > 1)) {
+    return "real ranks shard ZeRO's state over data-parallel replicas of whole layers: not with "
+           "training.tensor_parallel or training.expert_parallel; simulate it with pipetwin "
+           "simulate";
   }
   if (setup.training.expert_parallel > 1 && setup.freeze.enabled) {
     return "real ranks do not freeze layers whose experts are spread over ranks "

@@ -23,6 +23,7 @@
 #include "backend/torch/synthetic_task.h"
 #include "backend/torch/torch_pch.h"
 #include "backend/torch/weight_stash.h"
+#include "backend/torch/zero_shards.h"
 #include "backend/torch/zoo_modules.h"
 
 namespace pipetwin {
@@ -42,6 +43,15 @@ class RankExecutor : public LaneDevice {
 
   // rank_executor.cpp: the op dispatch, with fault injection.
   void perform(int32_t i);
+  void perform_pass(int32_t i);  // FWD, BWD, BWD_INPUT, BWD_WEIGHT
+
+  // rank_zero.cpp: ZeRO's shards of each stage, their collectives and the passes' part.
+  void shard_stages(proto::Optimizer optimizer);
+  void reduce_scatter(int32_t i);
+  void all_gather(int32_t i);
+  void before_pass(const Instruction& ins);
+  void after_pass(int32_t i);
+  void consolidate_shards();
 
   // rank_compute.cpp: forward, backward, the optimizer step and weight stashing.
   void update(const Instruction& ins);
@@ -90,9 +100,14 @@ class RankExecutor : public LaneDevice {
   SyntheticTask task_;
   std::map<int, torch::nn::Sequential> stages_;  // the model's layers, as this Program cuts them
   // The rank's state, one concern each.
-  ActivationStore activations_;         // stashes and products, per instruction
-  WeightStash weights_;                 // weight versions (asynchronous pipelines)
-  RankCollectives collectives_;         // groups and gradient all-reduces
+  ActivationStore activations_;  // stashes and products, per instruction
+  WeightStash weights_;          // weight versions (asynchronous pipelines)
+  RankCollectives collectives_;  // groups and gradient all-reduces
+  int32_t zero_stage_ = 0;       // training.zero_stage
+  // ZeRO: per stage whose replicas shard it, the shards, and one of its collectives (whose
+  // group is the stage's data-parallel group).
+  std::map<int32_t, std::unique_ptr<ZeroShards>> zero_;
+  std::map<int32_t, int32_t> zero_collective_;
   PointToPoint wire_;                   // transfers and their measured bytes
   std::vector<double> gradient_norms_;  // [interval * layers + layer]
   std::vector<double> losses_;

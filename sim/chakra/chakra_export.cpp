@@ -6,6 +6,7 @@
 #include <queue>
 #include <stdexcept>
 
+#include "sim/chakra/chakra_collectives.h"
 #include "sim/spec/errors.h"
 #include "traces/atomic_file.h"
 
@@ -134,9 +135,7 @@ Node make_node(const Program& p, int32_t i, const std::vector<int32_t>& pg) {
       break;
     }
     case ChakraProtoMsg::COMM_COLL_NODE: {
-      add_int64(
-          node, "comm_type",
-          instr.op == Op::kAllToAll ? ChakraProtoMsg::ALL_TO_ALL : ChakraProtoMsg::ALL_REDUCE);
+      add_int64(node, "comm_type", comm_type(instr.op));
       add_int64(node, "comm_size", instr.bytes);
       const int32_t g = p.group[i];
       add_attr(node, "pg_name")->set_string_val(std::to_string(g >= 0 ? pg[g] : 0));

@@ -9,6 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "sim/chakra/chakra_collectives.h"
 #include "sim/chakra/chakra_export.h"
 #include "sim/program/validate_program.h"
 #include "sim/spec/errors.h"
@@ -58,7 +59,7 @@ std::string string_or(const Attrs& attrs, const std::string& name, const std::st
 }
 
 bool parse_op(const std::string& name, Op& op) {
-  for (int k = 0; k <= static_cast<int>(Op::kAllToAll); ++k) {  // the enum's last
+  for (int k = 0; k <= static_cast<int>(kLastOp); ++k) {
     if (name == op_name(static_cast<Op>(k))) {
       op = static_cast<Op>(k);
       return true;
@@ -112,15 +113,15 @@ Instruction instruction_of(const ChakraRankTrace& trace, const Node& node, int32
     }
     case ChakraProtoMsg::COMM_COLL_NODE: {
       const int64_t type = required_int(attrs, "comm_type", where);
-      if (type != ChakraProtoMsg::ALL_REDUCE && type != ChakraProtoMsg::ALL_TO_ALL) {
+      if (!collective_op(type, instr.op)) {
         const std::string name = ChakraProtoMsg::CollectiveCommType_IsValid(static_cast<int>(type))
                                      ? ChakraProtoMsg::CollectiveCommType_Name(
                                            static_cast<ChakraProtoMsg::CollectiveCommType>(type))
                                      : std::to_string(type);
         throw InputError(where + ": comm_type " + name +
-                         ": pipetwin simulates ALL_REDUCE and ALL_TO_ALL collectives only");
+                         ": pipetwin simulates ALL_REDUCE, ALL_TO_ALL, REDUCE_SCATTER and "
+                         "ALL_GATHER collectives only");
       }
-      instr.op = type == ChakraProtoMsg::ALL_TO_ALL ? Op::kAllToAll : Op::kAllreduce;
       instr.bytes = required_int(attrs, "comm_size", where);
       break;
     }

@@ -4,6 +4,19 @@
 
 namespace pipetwin {
 
+Collective program_collective(Op op) {
+  switch (op) {
+    case Op::kAllToAll:
+      return kProgramAllToAll;
+    case Op::kReduceScatter:
+      return kProgramReduceScatter;
+    case Op::kAllGather:
+      return kProgramAllGather;
+    default:
+      return kProgramAllReduce;
+  }
+}
+
 std::vector<int32_t> group_devices(const Program& program, int32_t group) {
   std::vector<int32_t> devices;
   for (int32_t m : program.members_of_group(group)) {
@@ -14,9 +27,8 @@ std::vector<int32_t> group_devices(const Program& program, int32_t group) {
 
 CollectiveSchedule group_flows(const Program& program, const ClusterSpec& cluster, int32_t group) {
   const Instruction& first = program.instructions[program.members_of_group(group).front()];
-  const Collective kind = first.op == Op::kAllToAll ? kProgramAllToAll : kProgramAllReduce;
-  return collective_flows(cluster, kind, group_devices(program, group), first.bytes,
-                          first.collectives);
+  return collective_flows(cluster, program_collective(first.op), group_devices(program, group),
+                          first.bytes, first.collectives);
 }
 
 double group_seconds(const Program& program, const ClusterSpec& cluster, int32_t group) {

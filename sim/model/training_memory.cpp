@@ -24,4 +24,13 @@ BytesPerParameter bytes_per_parameter(const TrainingSpec& training) {
   return b;
 }
 
+BytesPerParameter sharded(const BytesPerParameter& whole, int32_t zero_stage, int32_t holders) {
+  BytesPerParameter b = whole;
+  const double n = holders;
+  if (zero_stage >= 1) b.optimizer /= n;
+  if (zero_stage >= 2) b.gradients /= n;
+  if (zero_stage >= 3) b.weights /= n;
+  return b;
+}
+
 }  // namespace pipetwin

@@ -19,6 +19,12 @@ struct BytesPerParameter {
 //   mixed (16-bit):     2 + 2 + 4 master + {SGD 0, momentum 4, Adam 8}: 16 with Adam (ZeRO)
 BytesPerParameter bytes_per_parameter(const TrainingSpec& training);
 
+// ZeRO (Rajbhandari et al., SC 2020, section 5.1): with `holders` data-parallel replicas
+// of the same weights, stage 1 keeps 1/holders of the optimizer state, stage 2 also of the
+// gradients, stage 3 also of the weights. Mixed-precision Adam (2 + 2 + 12 bytes):
+//   stage 1: 4 + 12/N,   stage 2: 2 + 14/N,   stage 3: 16/N.
+BytesPerParameter sharded(const BytesPerParameter& whole, int32_t zero_stage, int32_t holders);
+
 inline constexpr double kFp32BytesPerParameter = 4;
 
 }  // namespace pipetwin

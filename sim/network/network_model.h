@@ -19,6 +19,10 @@ namespace pipetwin {
 inline constexpr Collective kProgramAllReduce = Collective::kAllReduceRing;
 // And of its ALL_TO_ALL (expert parallelism).
 inline constexpr Collective kProgramAllToAll = Collective::kAllToAll;
+// And of its REDUCE_SCATTER and ALL_GATHER (ZeRO): rings, whose bytes together equal a ring
+// all-reduce's.
+inline constexpr Collective kProgramReduceScatter = Collective::kReduceScatter;
+inline constexpr Collective kProgramAllGather = Collective::kAllGather;
 
 // `count` collectives of ceil(bytes / count) each over `group`, one after the other (a
 // tensor-parallel op holds several): the lock-step flows.

@@ -26,6 +26,10 @@ const char* op_name(Op op) {
       return "ALLREDUCE";
     case Op::kAllToAll:
       return "ALL_TO_ALL";
+    case Op::kReduceScatter:
+      return "REDUCE_SCATTER";
+    case Op::kAllGather:
+      return "ALL_GATHER";
     case Op::kOffload:
       return "OFFLOAD";
     case Op::kReload:
@@ -127,6 +131,10 @@ const char* short_op(Op op) {
       return "AR";
     case Op::kAllToAll:  // "2A2A5": stage 2's all-to-alls of microbatch 5
       return "A2A";
+    case Op::kReduceScatter:  // "1RS3": stage 1's gradients of microbatch 3 (ZeRO)
+      return "RS";
+    case Op::kAllGather:  // "1AG3": stage 1's weights for a pass of microbatch 3 (ZeRO-3)
+      return "AG";
     case Op::kOffload:
       return "OFFLOAD";
     case Op::kReload:

@@ -42,7 +42,14 @@ enum class Op : uint8_t {
   // Expert parallelism: the all-to-alls (dispatch and combine) of a pass's mixture-of-experts
   // layers among its expert group, on the collective lane.
   kAllToAll,
+  // Sharded data parallelism (ZeRO): gradients reduce-scattered over the replicas holding
+  // the same weights, and weights all-gathered (after the update for stages 1 and 2, around
+  // each pass for stage 3), on the collective lane.
+  kReduceScatter,
+  kAllGather,
 };
+// The enum's last value, for code that walks every op.
+inline constexpr Op kLastOp = Op::kAllGather;
 enum class Lane : uint8_t { kCompute, kSend, kRecv, kCopy, kCollective };
 inline constexpr int kLaneCount = 5;
 
@@ -72,7 +79,10 @@ inline bool computes_input_gradient(Op op) { return op == Op::kBwd || op == Op::
 inline bool computes_weight_gradient(Op op) { return op == Op::kBwd || op == Op::kBwdWeight; }
 inline bool is_pass(Op op) { return op == Op::kFwd || is_backward(op); }
 inline bool is_transfer(Op op) { return is_send(op) || is_recv(op); }
-inline bool is_collective(Op op) { return op == Op::kAllreduce || op == Op::kAllToAll; }
+inline bool is_collective(Op op) {
+  return op == Op::kAllreduce || op == Op::kAllToAll || op == Op::kReduceScatter ||
+         op == Op::kAllGather;
+}
 inline bool is_copy(Op op) {
   return op == Op::kOffload || op == Op::kReload || op == Op::kOffloadWeights ||
          op == Op::kReloadWeights;
@@ -82,9 +92,9 @@ inline bool copies_to_host(Op op) { return op == Op::kOffload || op == Op::kOffl
 
 struct Instruction {
   Op op = Op::kFwd;
-  // ALLREDUCE, ALL_TO_ALL: how many collectives of bytes / collectives each it stands for
-  // (tensor parallelism's per-block all-reduces of one FWD or BWD, expert parallelism's
-  // dispatch and combine per MoE layer), each paying its own latency.
+  // Collectives: how many collectives of bytes / collectives each it stands for (tensor
+  // parallelism's per-block all-reduces of one FWD or BWD, expert parallelism's dispatch and
+  // combine per MoE layer, ZeRO-3's per-layer all-gathers), each paying its own latency.
   uint16_t collectives = 1;
   int32_t device = 0;
   int32_t stage = 0;
@@ -94,8 +104,10 @@ struct Instruction {
   SampleRange range;
   int32_t iteration = 0;
   int32_t peer_device = -1;  // transfers: the other end
-  int64_t bytes = 0;         // transfers, copies: payload; ALLREDUCE: the gradients reduced
-  double compute_s = 0;      // compute ops: duration on this device
+  // transfers, copies: payload; ALLREDUCE, REDUCE_SCATTER: the gradients reduced;
+  // ALL_GATHER: the weights gathered; ALL_TO_ALL: each member's send buffer
+  int64_t bytes = 0;
+  double compute_s = 0;  // compute ops: duration on this device
   // Extra seconds this op takes because compute and transfers of its device overlap
   // (cluster.interference; set by apply_interference, 0 otherwise). Both ends of a
   // transfer, and all members of a collective, carry the same value.

@@ -41,6 +41,7 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
     check.fail("freeze", "FreezePipe repartitions GPIPE and ONE_F_ONE_B pipelines");
   }
   check_tensor_parallel(check, s, setup);
+  check_zero_stage(check, setup);
   if (s.model().has_zoo() && s.model().zoo().memory_efficiency() != 0) {
     add_memory_bound_kernels(check, s, setup);
   }

@@ -47,7 +47,26 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
   }
   return {t.global_batch(),      t.microbatches(), t.iterations(),      t.optimizer(),
           t.data_parallel(),     t.precision(),    t.mixed_precision(), t.tensor_parallel(),
-          t.sequence_parallel(), t.recompute(),    t.expert_parallel()};
+          t.sequence_parallel(), t.recompute(),    t.expert_parallel(), t.zero_stage()};
+}
+
+void check_zero_stage(const ScenarioChecker& check, const ResolvedScenario& setup) {
+  const int32_t stage = setup.training.zero_stage;
+  if (stage == 0) return;
+  const proto::ScheduleKind kind = setup.schedule.kind;
+  // Each of these keeps or moves whole weight versions per device, which a shard is not.
+  if (is_asynchronous(kind) || kind == proto::PIPEFB || kind == proto::DUALPIPE ||
+      !setup.schedule.stage_replicas.empty() || setup.freeze.enabled) {
+    check.fail("training.zero_stage",
+               "shards the state of identical data-parallel replicas: not with asynchronous "
+               "pipelines, PIPEFB, DUALPIPE, replicated stages (schedule.stage_replicas) or "
+               "freeze");
+  }
+  if (stage == 3 && setup.schedule.offload.enabled) {
+    check.fail("training.zero_stage",
+               "stage 3 gathers each layer's weights around its passes; with schedule.offload "
+               "pipetwin does not simulate both (use stage 1 or 2)");
+  }
 }
 
 void check_tensor_parallel(const ScenarioChecker& check, const proto::Scenario& s,

@@ -14,6 +14,9 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
 void check_tensor_parallel(const ScenarioChecker& check, const proto::Scenario& s,
                            const ResolvedScenario& setup);
 
+// ZeRO: checked against the schedule, offload and freezing.
+void check_zero_stage(const ScenarioChecker& check, const ResolvedScenario& setup);
+
 // Expert parallelism: checked against the model's experts and the schedule, then applied to
 // the model's layers (sim/model/expert_parallel.h), before recomputation.
 void add_expert_parallel(const ScenarioChecker& check, const proto::Scenario& s,

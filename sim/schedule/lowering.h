@@ -37,7 +37,12 @@ struct StageCost {
   // only over the replicas holding the same experts (the expert-data-parallel group).
   int64_t expert_gradient_bytes = 0;
   int64_t weight_bytes = 0;  // the stage's weights in the training precision
-  double optim_s = 0;        // the stage's optimizer step
+  // ZeRO stage 3 gathers a pass's layers one by one: the first a forward needs, the first a
+  // backward needs (the stage's last layer), and how many there are.
+  int64_t first_layer_weight_bytes = 0;
+  int64_t last_layer_weight_bytes = 0;
+  int32_t layers = 0;
+  double optim_s = 0;  // the stage's optimizer step
   // False when every layer is frozen (FreezePipe): nothing upstream trains either, so
   // the gradient sent back into this stage carries no bytes (a token keeps the order).
   bool trains = true;

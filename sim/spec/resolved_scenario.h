@@ -27,6 +27,9 @@ struct TrainingSpec {
   proto::Training::Recompute recompute = proto::Training::NONE;  // of transformer blocks
   // GPUs per expert group, taken from the data-parallel replicas (sim/model/expert_parallel.h)
   int32_t expert_parallel = 1;
+  // ZeRO stage 0-3 (training.zero_stage): how much of each parameter's state a
+  // data-parallel replica keeps 1/N of (sim/model/training_memory.h)
+  int32_t zero_stage = 0;
 };
 
 // Offload to host memory (schedule.offload). `stages` holds the policy's choice: every stage

@@ -232,6 +232,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"builtin:offload-gpt-a100", {"schedule.kind=PIPEFB", "schedule.stages=4"}},
         // Tensor parallelism: per-block collectives.
         Case{"builtin:gpt-tp2-pp2-cpu", {"training.iterations=1"}},
+        // ZeRO-3: per-pass ALL_GATHERs and REDUCE_SCATTERs; ZeRO-1: the updated weights'.
+        Case{"builtin:quickstart",
+             {"cluster.gpus_per_node=8", "training.data_parallel=2", "training.zero_stage=3"}},
+        Case{"builtin:quickstart",
+             {"cluster.gpus_per_node=8", "training.data_parallel=2", "training.zero_stage=1"}},
         // Expert parallelism: the all-to-alls of each MoE block, as ALL_TO_ALL collectives.
         Case{"builtin:mixtral-8x7b-64gpu",
              {"cluster.nodes=1", "model.zoo.layers=2", "schedule.stages=2",

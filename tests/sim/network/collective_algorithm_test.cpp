@@ -193,5 +193,30 @@ TEST(CollectiveAlgorithm, RingAndTwoLevelSendTwiceTheBufferLessOneShare) {
   }
 }
 
+// ZeRO replaces an all-reduce by a reduce-scatter and an all-gather of the same buffer: the
+// two rings send what the all-reduce's ring sends, and on identical links take its time.
+TEST(CollectiveAlgorithm, ReduceScatterAndAllGatherMoveOneAllReduce) {
+  const ClusterSpec cluster = plain_cluster(2, 4, kNvLink, kInfiniBand);
+  for (int32_t n = 2; n <= 8; ++n) {
+    const int64_t bytes = 840 * 1000;  // n divides it
+    const auto sent = [&](Collective kind) {
+      int64_t total = 0;
+      for (const FlowPhase& phase : collective_flows(cluster, kind, first_devices(n), bytes)) {
+        for (const PointFlow& flow : phase.flows) total += phase.repeats * flow.bytes;
+      }
+      return total;
+    };
+    EXPECT_EQ(sent(Collective::kReduceScatter) + sent(Collective::kAllGather),
+              sent(Collective::kAllReduceRing))
+        << n;
+    const auto uniform = [&](Collective kind) {
+      return collective_algorithm(kind).uniform_seconds(static_cast<double>(bytes), n, kNvLink);
+    };
+    EXPECT_DOUBLE_EQ(uniform(Collective::kReduceScatter) + uniform(Collective::kAllGather),
+                     uniform(Collective::kAllReduceRing))
+        << n;
+  }
+}
+
 }  // namespace
 }  // namespace pipetwin

@@ -53,6 +53,42 @@ TEST(ResolveTraining, TheBatchMustSplitIntoReplicasAndMicrobatches) {
             "tensor-parallel GPUs: set training.tensor_parallel above 1");
 }
 
+TEST(ResolveTraining, ZeroStageTakesNumbersAndTheFsdpAlias) {
+  for (const auto& [text, stage] : std::vector<std::pair<std::string, int32_t>>{
+           {"", 0}, {"zero_stage: 1", 1}, {"zero_stage: ZERO_2", 2}, {"zero_stage: FSDP", 3}}) {
+    const LoadedScenario loaded =
+        load("training { global_batch: 8 microbatches: 2 data_parallel: 2 " + text + " }");
+    EXPECT_EQ(resolve_training(ScenarioChecker(loaded), loaded.scenario).zero_stage, stage) << text;
+  }
+}
+
+// ZeRO shards identical replicas' state: schedules and features that keep or move whole
+// weight versions per device are turned away, naming the field.
+TEST(CheckZeroStage, RefusesWhatItCannotShard) {
+  const LoadedScenario loaded = load("training { zero_stage: 3 }");
+  const auto error = [&](const ResolvedScenario& setup) {
+    try {
+      check_zero_stage(ScenarioChecker(loaded), setup);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  ResolvedScenario setup;
+  setup.training.zero_stage = 3;
+  setup.schedule.kind = proto::ONE_F_ONE_B;
+  EXPECT_EQ(error(setup), "no error");
+  for (const proto::ScheduleKind kind : {proto::DUALPIPE, proto::PIPEFB, proto::PIPEDREAM_2BW}) {
+    setup.schedule.kind = kind;
+    EXPECT_THAT(error(setup), ::testing::HasSubstr("t.textproto:1: training.zero_stage: shards"));
+  }
+  setup.schedule.kind = proto::ONE_F_ONE_B;
+  setup.schedule.offload.enabled = true;
+  EXPECT_THAT(error(setup), ::testing::HasSubstr("training.zero_stage: stage 3 gathers"));
+  setup.training.zero_stage = 2;
+  EXPECT_EQ(error(setup), "no error");
+}
+
 TEST(CheckTensorParallel, LayersHeadsAndNodesMustSplit) {
   const LoadedScenario loaded =
       load("model { zoo { name: \"gpt\" heads: 6 } }\ntraining { tensor_parallel: 4 }");

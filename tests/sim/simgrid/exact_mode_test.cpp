@@ -36,6 +36,25 @@ TEST_P(SimgridExact, ReproducesAnalyticTimestampsOnRandomScenarios) {
   }
 }
 
+// ZeRO's reduce-scatters and all-gathers, around passes and updates, run the same on both.
+TEST(SimgridExactZero, ReproducesAnalyticTimestampsOnRandomShardedScenarios) {
+  std::mt19937 rng(5151);
+  for (int trial = 0; trial < testing::random_trials(24); ++trial) {
+    const proto::ScheduleKind kinds[] = {
+        proto::GPIPE, proto::ONE_F_ONE_B, proto::INTERLEAVED_ONE_F_ONE_B,
+        proto::ZB_H1, proto::ZB_V,        proto::UMPIPE};
+    ResolvedScenario setup = testing::random_setup(rng, kinds[trial % 6]);
+    setup.simgrid.exact = true;
+    setup.training.zero_stage = 1 + trial % 3;
+    const Program program = build_program(setup);
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": ZeRO-" +
+                 std::to_string(setup.training.zero_stage) + ", " +
+                 proto::ScheduleKind_Name(setup.schedule.kind));
+    testing::expect_same_times(program, run_analytic(program, setup.cluster),
+                               run_simgrid(program, setup.cluster, setup.simgrid));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedules, SimgridExact,
                          ::testing::Values(proto::GPIPE, proto::ONE_F_ONE_B,
                                            proto::INTERLEAVED_ONE_F_ONE_B, proto::UMPIPE,

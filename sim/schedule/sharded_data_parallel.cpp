@@ -1,0 +1,278 @@
+#include "sim/schedule/sharded_data_parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
+
+#include "sim/schedule/collective_triggers.h"
+
+namespace pipetwin {
+namespace {
+
+// What a new collective does, in the order they take a lane at one compute position: the
+// next pass's first layer is gathered before this pass's gradients are scattered (FSDP
+// prefetches it first), and the rest of the next pass's layers after them.
+enum class Step : int32_t {
+  kKept,           // a collective the Program had (an all-to-all)
+  kGatherFirst,    // stage 3: a pass's first layer
+  kScatterPass,    // stages 2, 3: one backward's gradients
+  kScatterUpdate,  // stage 1: the gradients of the last backward, for the update
+  kGatherRest,     // stage 3: a pass's other layers
+  kGatherUpdated,  // stages 1, 2: the updated weights
+};
+inline constexpr int32_t kSteps = 6;
+
+struct Entry {
+  int32_t position = 0;  // the compute position after which it is issued
+  Step step = Step::kKept;
+  int32_t source = 0;   // the kept collective, or the compute op it belongs to
+  int32_t reduce = -1;  // the all-reduce it stands for (-1: kept)
+  bool operator<(const Entry& o) const {
+    return std::tie(position, step, source, reduce) <
+           std::tie(o.position, o.step, o.source, o.reduce);
+  }
+};
+
+bool needs_weights(Op op) { return op == Op::kFwd || computes_input_gradient(op); }
+
+}  // namespace
+
+Program shard_data_parallel(const Program& program, const PipelineLayout& layout,
+                            int32_t zero_stage) {
+  if (zero_stage == 0) return program;
+  const int32_t n = program.size();
+  const std::vector<int32_t> position = compute_positions(program);
+  const std::vector<int32_t> trigger = collective_triggers(program, position);
+  const auto is_reduce = [&](int32_t i) { return program.instructions[i].op == Op::kAllreduce; };
+
+  // Each stage's update all-reduces (dense and experts') by device, stage and iteration, and
+  // the OPTIM each feeds.
+  std::map<std::tuple<int32_t, int32_t, int32_t>, std::vector<int32_t>> reduces;
+  std::vector<int32_t> optim_of(n, -1);
+  for (int32_t a = 0; a < n; ++a) {
+    if (!is_reduce(a)) continue;
+    const Instruction& ins = program.instructions[a];
+    reduces[{ins.device, ins.stage, ins.iteration}].push_back(a);
+    for (int32_t u : program.dependents_of(a)) {
+      if (program.instructions[u].op == Op::kOptim) optim_of[a] = u;
+    }
+    if (optim_of[a] < 0) throw std::logic_error("ZeRO: " + program.describe(a) + " feeds no OPTIM");
+  }
+  const auto reduces_of = [&](const Instruction& ins) -> const std::vector<int32_t>* {
+    const auto it = reduces.find({ins.device, ins.stage, ins.iteration});
+    return it == reduces.end() ? nullptr : &it->second;
+  };
+  const auto compute_lane = [&](int32_t device) {
+    const int32_t lane = device * kLaneCount + static_cast<int>(Lane::kCompute);
+    return std::pair{program.lane_begin[lane], program.lane_begin[lane + 1]};
+  };
+
+  // ZeRO-3: what a pass gathers first (its first layer), and then the rest.
+  const auto gather_bytes = [&](int32_t a, const Instruction& pass, Step step) -> int64_t {
+    const StageCost& cost = layout.costs[pass.stage];
+    const int64_t first =
+        pass.op == Op::kFwd ? cost.first_layer_weight_bytes : cost.last_layer_weight_bytes;
+    const int64_t bytes = program.instructions[a].bytes;
+    const int64_t head = cost.weight_bytes > 0
+                             ? std::llround(static_cast<double>(bytes) * first / cost.weight_bytes)
+                             : bytes;
+    return step == Step::kGatherFirst ? head : bytes - head;
+  };
+  // Each device's collective lane, rebuilt.
+  std::vector<std::vector<Entry>> lanes(program.num_devices);
+  for (int32_t i = 0; i < n; ++i) {
+    const Instruction& ins = program.instructions[i];
+    if (ins.lane() == Lane::kCollective) {
+      if (!is_reduce(i)) {
+        lanes[ins.device].push_back({trigger[i], Step::kKept, i, -1});
+      } else {
+        if (zero_stage == 1) lanes[ins.device].push_back({trigger[i], Step::kScatterUpdate, i, i});
+        if (zero_stage <= 2) {
+          lanes[ins.device].push_back({position[optim_of[i]], Step::kGatherUpdated, i, i});
+        }
+      }
+      continue;
+    }
+    const std::vector<int32_t>* own = reduces_of(ins);
+    if (own == nullptr || !is_pass(ins.op)) continue;
+    for (int32_t a : *own) {
+      if (zero_stage >= 2 && computes_weight_gradient(ins.op)) {
+        lanes[ins.device].push_back({position[i], Step::kScatterPass, i, a});
+      }
+      if (zero_stage == 3 && needs_weights(ins.op)) {
+        lanes[ins.device].push_back({position[i] - 1, Step::kGatherFirst, i, a});
+        if (layout.costs[ins.stage].layers > 1 && gather_bytes(a, ins, Step::kGatherRest) > 0) {
+          lanes[ins.device].push_back({position[i] - 1, Step::kGatherRest, i, a});
+        }
+      }
+    }
+  }
+
+  ProgramBuilder builder(program.num_devices, program.num_stages, program.iterations,
+                         program.global_batch);
+  builder.reserve(static_cast<int64_t>(n) * 3, static_cast<int64_t>(program.deps.size()) * 3 + n);
+  std::vector<int32_t> id(n, -1);
+  for (int32_t i = 0; i < n; ++i) {
+    const Instruction& ins = program.instructions[i];
+    if (ins.lane() == Lane::kCollective) continue;
+    Instruction copy = ins;
+    const std::vector<int32_t>* own = reduces_of(ins);
+    if (ins.op == Op::kOptim && own != nullptr) {
+      // Each replica updates its 1/N of the reduced gradients.
+      const double whole = static_cast<double>(layout.costs[ins.stage].gradient_bytes);
+      double saved = 0;
+      for (int32_t a : *own) {
+        const double holders =
+            static_cast<double>(program.members_of_group(program.group[a]).size());
+        saved += program.instructions[a].bytes * (1 - 1 / holders);
+      }
+      if (whole > 0) copy.compute_s *= std::max(0.0, 1 - saved / whole);
+    }
+    id[i] = builder.add(copy);
+  }
+
+  // The new collectives: by what they stand for, and by group (the replaced all-reduce's
+  // group, the step, and the how-manieth of that step on its device).
+  // pass -> its ALL_GATHERs of the first layer and of the rest, by all-reduce
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> gather_first(n);
+  std::vector<std::vector<int32_t>> gather_rest(n);
+  std::vector<int32_t> update_scatter(n, -1);  // all-reduce -> stage 1's REDUCE_SCATTER
+  std::vector<int32_t> last_scatter(n, -1);    // all-reduce -> its device's last pass one
+  std::map<std::tuple<int32_t, int32_t, int32_t>, std::vector<std::pair<int32_t, int32_t>>> groups;
+  std::vector<int32_t> made(static_cast<size_t>(n) * kSteps, 0);
+  for (auto& lane : lanes) {
+    std::sort(lane.begin(), lane.end());
+    for (const Entry& e : lane) {
+      if (e.step == Step::kKept) {
+        id[e.source] = builder.add(program.instructions[e.source]);
+        continue;
+      }
+      const Instruction& reduce = program.instructions[e.reduce];
+      Instruction c = e.step == Step::kScatterUpdate || e.step == Step::kGatherUpdated
+                          ? reduce
+                          : program.instructions[e.source];
+      c.compute_s = 0;
+      c.stash_bytes = 0;
+      c.collectives = 1;
+      c.bytes = reduce.bytes;  // the gradients reduced, the weights gathered: as many
+      switch (e.step) {
+        case Step::kScatterPass:
+        case Step::kScatterUpdate:
+          c.op = Op::kReduceScatter;
+          break;
+        case Step::kGatherFirst:
+        case Step::kGatherRest: {
+          c.op = Op::kAllGather;
+          c.bytes = gather_bytes(e.reduce, program.instructions[e.source], e.step);
+          const int32_t rest = layout.costs[c.stage].layers - 1;
+          if (e.step == Step::kGatherRest) {
+            c.collectives = static_cast<uint16_t>(
+                std::min<int32_t>(rest, std::numeric_limits<uint16_t>::max()));
+          }
+          break;
+        }
+        case Step::kGatherUpdated:
+        case Step::kKept:
+          c.op = Op::kAllGather;
+          break;
+      }
+      const int32_t made_id = builder.add(c);
+      const int32_t g = program.group[e.reduce];
+      const auto members = program.members_of_group(g);
+      const int32_t rank = static_cast<int32_t>(
+          std::find(members.begin(), members.end(), e.reduce) - members.begin());
+      const int32_t ordinal =
+          made[static_cast<size_t>(e.reduce) * kSteps + static_cast<int>(e.step)]++;
+      groups[{g, static_cast<int32_t>(e.step), ordinal}].push_back({rank, made_id});
+
+      const Instruction& source = program.instructions[e.source];
+      switch (e.step) {
+        case Step::kGatherFirst: {
+          // Issued when the op before the pass ends; the pass waits for it.
+          const auto [begin, end] = compute_lane(source.device);
+          if (position[e.source] > 0)
+            builder.add_dependency(made_id, id[begin + position[e.source] - 1]);
+          builder.add_dependency(id[e.source], made_id);
+          gather_first[e.source].push_back({e.reduce, made_id});
+          break;
+        }
+        case Step::kGatherRest:
+          for (const auto& [reduce_id, first] : gather_first[e.source]) {
+            if (reduce_id == e.reduce) builder.add_dependency(made_id, first);  // same lane
+          }
+          gather_rest[e.source].push_back(made_id);
+          break;
+        case Step::kScatterPass:
+          builder.add_dependency(made_id, id[e.source]);
+          last_scatter[e.reduce] = made_id;
+          break;
+        case Step::kScatterUpdate:
+          for (int32_t d : program.deps_of(e.reduce)) builder.add_dependency(made_id, id[d]);
+          update_scatter[e.reduce] = made_id;
+          break;
+        case Step::kGatherUpdated: {
+          const int32_t optim = optim_of[e.reduce];
+          builder.add_dependency(made_id, id[optim]);
+          // The stage's next pass on this device computes with the gathered weights.
+          const auto [begin, end] = compute_lane(source.device);
+          for (int32_t j = optim + 1; j < end; ++j) {
+            const Instruction& next = program.instructions[j];
+            if (is_pass(next.op) && next.stage == source.stage) {
+              builder.add_dependency(id[j], made_id);
+              break;
+            }
+          }
+          break;
+        }
+        case Step::kKept:
+          break;
+      }
+    }
+  }
+
+  for (int32_t i = 0; i < n; ++i) {
+    if (is_reduce(i)) continue;
+    for (int32_t d : program.deps_of(i)) {
+      if (is_reduce(d)) {
+        const int32_t scatter = zero_stage == 1 ? update_scatter[d] : last_scatter[d];
+        if (scatter < 0) throw std::logic_error("ZeRO: " + program.describe(d) + " has no scatter");
+        builder.add_dependency(id[i], scatter);
+        continue;
+      }
+      builder.add_dependency(id[i], id[d]);
+      // A pass's outputs are ready once its last layer has been gathered and computed.
+      for (int32_t rest : gather_rest[d]) builder.add_dependency(id[i], rest);
+    }
+    if (program.partner[i] >= 0 && is_send(program.instructions[i].op)) {
+      builder.pair(id[i], id[program.partner[i]]);
+    }
+  }
+  for (int32_t g = 0; g < program.num_groups(); ++g) {
+    const auto members = program.members_of_group(g);
+    if (is_reduce(members.front())) continue;
+    std::vector<int32_t> kept;
+    for (int32_t m : members) kept.push_back(id[m]);
+    builder.group(kept);
+  }
+  for (auto& [key, ranked] : groups) {
+    if (ranked.size() != program.members_of_group(std::get<0>(key)).size()) {
+      throw std::logic_error("ZeRO: the replicas' compute lanes differ");
+    }
+    std::sort(ranked.begin(), ranked.end());  // the all-reduce's ring order
+    std::vector<int32_t> members;
+    for (const auto& [rank, member] : ranked) members.push_back(member);
+    builder.group(members);
+  }
+  builder.set_static_bytes(program.static_bytes);
+  builder.set_stage_device(program.stage_device);
+  builder.set_stage_replicas(program.stage_replicas);
+  builder.set_model_stage(program.model_stage);
+  builder.set_show_ranges(program.show_ranges);
+  return std::move(builder).finish();
+}
+
+}  // namespace pipetwin
