@@ -71,6 +71,9 @@ std::vector<int32_t> RankCollectives::inputs_of(int32_t i) const {
     if (std::find(inputs.begin(), inputs.end(), d) == inputs.end()) inputs.push_back(d);
   };
   for (int32_t d : p_.deps_of(i)) {
+    const Op op = p_.instructions[d].op;
+    // ZeRO's gathers and scatters move weights and gradients, which no consumer reads.
+    if (op == Op::kAllGather || op == Op::kReduceScatter) continue;
     if (ran_inside_pass(d)) {
       for (int32_t pass : p_.deps_of(d)) add(pass);
     } else {

@@ -32,7 +32,8 @@ class RankCollectives {
 
   // The instructions whose results instruction i reads: its dependencies, each collective
   // that ran inside a pass standing for that pass (whose consumers the Program makes wait
-  // for it), without repeats.
+  // for it), without ZeRO's gathers and scatters (which carry no activation), without
+  // repeats.
   std::vector<int32_t> inputs_of(int32_t i) const;
 
   // ALLREDUCE i of `stage`'s gradients, in place.

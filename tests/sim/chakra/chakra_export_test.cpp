@@ -143,9 +143,12 @@ TEST_P(ChakraRoundTrip, NodesFollowTheProgram) {
           EXPECT_EQ(attr(node, "comm_tag").int32_val(), p.partner[i]);
           break;
         case ChakraProtoMsg::COMM_COLL_NODE:
-          EXPECT_EQ(attr(node, "comm_type").int64_val(), instr.op == Op::kAllToAll
-                                                             ? ChakraProtoMsg::ALL_TO_ALL
-                                                             : ChakraProtoMsg::ALL_REDUCE);
+          EXPECT_EQ(attr(node, "comm_type").int64_val(),
+                    (std::map<Op, int64_t>{{Op::kAllreduce, ChakraProtoMsg::ALL_REDUCE},
+                                           {Op::kAllToAll, ChakraProtoMsg::ALL_TO_ALL},
+                                           {Op::kReduceScatter, ChakraProtoMsg::REDUCE_SCATTER},
+                                           {Op::kAllGather, ChakraProtoMsg::ALL_GATHER}}
+                         .at(instr.op)));
           EXPECT_EQ(attr(node, "comm_size").int64_val(), instr.bytes);
           EXPECT_FALSE(attr(node, "pg_name").string_val().empty());
           break;
