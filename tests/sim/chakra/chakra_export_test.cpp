@@ -411,10 +411,10 @@ TEST(ChakraImport, BadNodesNameFileNodeAndField) {
   std::vector<ChakraRankTrace> far = two_ranks();
   far[0].nodes[1].mutable_attr(1)->set_int64_val(5);  // comm_dst
   EXPECT_THAT(error_of(far), HasSubstr("rank0.et: node 11 (send): comm_dst 5 is not a rank"));
-  std::vector<ChakraRankTrace> gather = two_ranks();
-  gather[0].nodes.push_back(node(12, "gather", ChakraProtoMsg::COMM_COLL_NODE));
-  add_int(gather[0].nodes.back(), "comm_type", ChakraProtoMsg::ALL_GATHER);
-  EXPECT_THAT(error_of(gather), HasSubstr("node 12 (gather): comm_type ALL_GATHER"));
+  std::vector<ChakraRankTrace> broadcast = two_ranks();
+  broadcast[0].nodes.push_back(node(12, "broadcast", ChakraProtoMsg::COMM_COLL_NODE));
+  add_int(broadcast[0].nodes.back(), "comm_type", ChakraProtoMsg::BROADCAST);
+  EXPECT_THAT(error_of(broadcast), HasSubstr("node 12 (broadcast): comm_type BROADCAST"));
   std::vector<ChakraRankTrace> cycle = two_ranks();
   cycle[0].nodes[0].add_ctrl_deps(11);
   EXPECT_THAT(error_of(cycle), HasSubstr("form a cycle"));
