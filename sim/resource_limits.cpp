@@ -60,6 +60,12 @@ ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {
   // Expert parallelism: an all-to-all after every FWD and BWD, and the experts' own
   // gradient ALLREDUCE per chunk.
   if (setup.training.expert_parallel > 1) per_iteration += 2 * chunks * microbatches + chunks;
+  // ZeRO: an all-gather of the updated weights per chunk (1, 2); a reduce-scatter after
+  // every backward (2, 3); and two all-gathers before every FWD and BWD (3).
+  const int32_t zero_stage = setup.training.zero_stage;
+  if (zero_stage >= 1) per_iteration += chunks;
+  if (zero_stage >= 2) per_iteration += chunks * microbatches;
+  if (zero_stage == 3) per_iteration += 4 * chunks * microbatches;
   // Tensor parallelism: every instruction on each of a stage's T GPUs, and an all-reduce
   // after every FWD and BWD.
   const double tensor_parallel = std::max(1, setup.training.tensor_parallel);

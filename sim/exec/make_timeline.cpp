@@ -78,6 +78,11 @@ Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
 }
 
 void add_link_counters(Timeline& timeline, const std::vector<LinkUsage>& links) {
+  // Sized once: at 16,384 GPUs the links change load tens of millions of times, and a
+  // growing table would copy them over and over.
+  size_t counters = timeline.counters.size();
+  for (const LinkUsage& link : links) counters += link.utilization.size();
+  timeline.counters.reserve(counters);
   for (int32_t l = 0; l < static_cast<int32_t>(links.size()); ++l) {
     timeline.links.push_back({l, links[l].name, links[l].bandwidth_bytes_per_s});
     for (const auto& [time, value] : links[l].utilization) {

@@ -27,6 +27,7 @@ TEST(ResourceLimits, TheEstimateBoundsBuiltProgramsClosely) {
     for (int trial = 0; trial < 10; ++trial) {
       ResolvedScenario setup = testing::random_setup(rng, kind);
       setup.training.iterations = 1 + trial % 3;
+      if (!is_asynchronous(kind)) setup.training.zero_stage = trial % 4;
       const double built = build_program(setup).size();
       const double estimated = estimate_program_size(setup).instructions;
       SCOPED_TRACE(proto::ScheduleKind_Name(kind) + " trial " + std::to_string(trial));
