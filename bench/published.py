@@ -20,6 +20,8 @@ Sources:
         arXiv:2407.21783, table 4): 8192 and 16384 GPUs, TP 8, PP 16, no context parallelism,
         16M tokens per step in 8192-token sequences, 430 and 400 TFLOP/s per GPU; the
         interleaved schedule with 2 virtual stages is assumed (the paper tunes its own).
+        Meta's FSDP shards the optimizer states and the gradients and keeps the weights
+        gathered between forward and backward: ZeRO stage 2 (training.zero_stage=2).
   H800  DeepSeek-V3 technical report, arXiv:2412.19437: 180K H800 GPU hours per trillion
         tokens on 2048 GPUs (PP 16 with DualPipe, EP 64, no TP), batch 15360 of 4096 tokens.
         Predicted with the H100's fitted efficiency (the H800 has the H100's compute); the
@@ -158,7 +160,7 @@ def llama_405b_tflops(args, row, efficiency):
             "training.data_parallel=%d" % dp, "training.microbatches=%d" % (2048 // dp),
             "training.tensor_parallel=%d" % tp, "training.sequence_parallel=true",
             "schedule.stages=%d" % pp, "schedule.kind=INTERLEAVED_ONE_F_ONE_B",
-            "schedule.virtual_stages=2"]
+            "schedule.virtual_stages=2", "training.zero_stage=2"]
     step, peak = run(args, os.path.join(ROOT, "scenarios", "llama3-70b-1024gpu.textproto"), sets)
     flops = flops_per_token(read_config("llama3.1-405b.json"), [], LLAMA_SEQ) * 2048 * LLAMA_SEQ
     return flops / step / gpus / 1e12, step, peak

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <string>
 
 #include "sim/spec/errors.h"
 
@@ -44,6 +46,19 @@ double max_cuts(const ResolvedScenario& setup) {
 }
 
 }  // namespace
+
+double default_memory_limit_bytes() {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    double kib = 0;
+    if (std::sscanf(line.c_str(), "MemAvailable: %lf kB", &kib) == 1) {
+      return std::max(1 * kGiB, kib * 1024 / 2);
+    }
+  }
+  return 4 * kGiB;
+}
 
 ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {
   const double iterations = std::max(1, setup.training.iterations);

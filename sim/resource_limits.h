@@ -11,10 +11,14 @@
 
 namespace pipetwin {
 
-// Defaults sized for a laptop; --max-instructions and --max-memory raise them.
+// Half of the memory this machine has available now (MemAvailable in /proc/meminfo), at
+// least 1 GiB; 4 GiB where /proc/meminfo cannot be read.
+double default_memory_limit_bytes();
+
+// Defaults that follow the machine; --max-instructions and --max-memory change them.
 struct ResourceLimits {
   int64_t max_instructions = 50'000'000;
-  double max_memory_bytes = 4.0 * 1024 * 1024 * 1024;
+  double max_memory_bytes = default_memory_limit_bytes();
 };
 
 struct ProgramSizeEstimate {

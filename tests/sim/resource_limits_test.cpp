@@ -6,7 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <random>
+#include <string>
 
 #include "cli_runner.h"
 #include "random_setup.h"
@@ -67,6 +70,21 @@ TEST(ResourceLimits, PastTheLimitsIsAnInputErrorThatSaysWhatToDo) {
           HasSubstr("(--max-memory GiB)"), HasSubstr("training.iterations = 10000000 drives it"))));
   setup.training.iterations = 10;
   EXPECT_NO_THROW(check_resource_limits(setup, ResourceLimits{}));
+}
+
+// The memory limit follows the machine: half of what /proc/meminfo says is available.
+TEST(ResourceLimits, TheMemoryLimitIsHalfOfWhatTheMachineHasAvailable) {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  double available_kib = -1;
+  while (std::getline(meminfo, line)) {
+    if (line.rfind("MemAvailable:", 0) == 0) available_kib = std::stod(line.substr(13));
+  }
+  ASSERT_GT(available_kib, 0) << "no MemAvailable in /proc/meminfo";
+  // The machine's free memory moves between two reads: within 5%.
+  EXPECT_NEAR(ResourceLimits{}.max_memory_bytes,
+              std::max(1024.0 * 1024 * 1024, available_kib * 1024 / 2),
+              0.05 * available_kib * 1024 / 2);
 }
 
 // The oversized inputs a typo makes: an error at once (exit 2), or for a long run of
