@@ -103,6 +103,15 @@ TEST_F(ScenarioErrors, MoreStagesThanDevices) {
   EXPECT_THAT(r.err, HasSubstr("schedule.stages: 5 stages need more devices than the cluster's 4"));
 }
 
+TEST_F(ScenarioErrors, ZeroStageWithASchedulePipetwinCannotShard) {
+  expect_input_error(
+      simulate(replace(replace(kUniform, "iterations: 1", "iterations: 1 zero_stage: FSDP"),
+                       "kind: GPIPE", "kind: PIPEDREAM_2BW")),
+      "14", "training.zero_stage", "not with asynchronous pipelines");
+  expect_input_error(simulate(replace(kUniform, "iterations: 1", "iterations: 1 zero_stage: 4")),
+                     "14", "zero_stage", "");
+}
+
 TEST_F(ScenarioErrors, MicrobatchesLargerThanBatch) {
   expect_input_error(simulate(replace(kUniform, "microbatches: 8", "microbatches: 33")), "14",
                      "training.microbatches", "cannot split a batch of 32");
