@@ -59,7 +59,7 @@ PointResult run_point(const LoadedScenario& loaded, const SweepRequest& request)
   PointResult r;
   try {
     const SimulationResult result =
-        simulate(loaded, {parse_engine(request.engine), request.allow_oom, request.limits});
+        simulate(loaded, {parse_engine(request.engine), request.allow_oom, request.limits, true});
     const RunMetrics metrics = compute_metrics(result.timeline, result.setup.training.iterations,
                                                result.setup.training.global_batch);
     r.out_of_memory = !result.out_of_memory.empty();

@@ -35,7 +35,12 @@ struct SimulateArgs {
 };
 
 SimulationOptions simulation_options(const SimulateArgs& args) {
-  return {parse_engine(args.engine), args.allow_oom, args.resources.limits()};
+  SimulationOptions options{parse_engine(args.engine), args.allow_oom, args.resources.limits()};
+  // The links' load over time is drawn in traces and reports; the summary takes its totals
+  // from the link statistics.
+  options.link_counters =
+      !args.trace_path.empty() || !args.timeline_path.empty() || !args.report_path.empty();
+  return options;
 }
 
 // A whole training run with FreezePipe: a phase table.

@@ -74,7 +74,7 @@ SimulationResult simulate_program(const ResolvedScenario& setup, Program program
   }
   result.timeline = make_timeline(result.program, result.setup.cluster, result.times, result.memory,
                                   engine_name(options.engine));
-  add_link_counters(result.timeline, result.links);
+  if (options.link_counters) add_link_counters(result.timeline, result.links);
   return result;
 }
 

@@ -31,6 +31,20 @@ nlohmann::json simulate_json(const std::string& args) {
   return nlohmann::json::parse(r.out);
 }
 
+// The links' load over time goes into the timeline only for a trace, a timeline file or a
+// report; the summary is the same either way, and the written timeline has the counters.
+TEST(SimulateCli, LinkCountersOnlyWhereSomethingDrawsThem) {
+  TempDir dir;
+  const std::string scenario =
+      "builtin:quickstart --set cluster.gpus_per_node=8 --set training.data_parallel=2";
+  const std::string timeline = (dir.path() / "run.timeline").string();
+  const nlohmann::json with_file = simulate_json(scenario + " --timeline " + timeline);
+  EXPECT_EQ(simulate_json(scenario), with_file);
+  const Timeline written = read_timeline_file(timeline);
+  EXPECT_TRUE(std::any_of(written.counters.begin(), written.counters.end(),
+                          [](const Counter& c) { return c.link >= 0; }));
+}
+
 TEST(SimulateCli, QuickstartIsBuiltIn) {
   const CliResult r = run_pipetwin("simulate");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -207,11 +207,11 @@ TEST_P(ChakraRoundTrip, SimulatesToTheSameTimes) {
   const LoadedScenario loaded = load_scenario(GetParam().scenario, GetParam().overrides);
   const ResolvedScenario setup = resolve_scenario(loaded);
   const SimulationResult direct =
-      simulate_setup(setup, {Engine::kAnalytic, true, ResourceLimits{}});
+      simulate_setup(setup, {Engine::kAnalytic, true, ResourceLimits{}, true});
   TempDir dir;
   Program read = program_from_chakra(write_and_read(direct.program, dir)).program;
   const SimulationResult replayed =
-      simulate_program(setup, std::move(read), {Engine::kAnalytic, true, ResourceLimits{}});
+      simulate_program(setup, std::move(read), {Engine::kAnalytic, true, ResourceLimits{}, true});
   EXPECT_EQ(replayed.times.start_s, direct.times.start_s);
   EXPECT_EQ(replayed.times.end_s, direct.times.end_s);
 }
@@ -450,7 +450,7 @@ TEST(ChakraImport, DamagedTracesAreErrorsNeverCrashes) {
       }
       Program p = program_from_chakra(ranks).program;
       ++read;
-      simulate_program(setup, std::move(p), {Engine::kAnalytic, true, ResourceLimits{}});
+      simulate_program(setup, std::move(p), {Engine::kAnalytic, true, ResourceLimits{}, true});
       ++ran;
     } catch (const InputError&) {
     } catch (const RuntimeFailure&) {
