@@ -1,5 +1,5 @@
-// What the tests of real LibTorch runs share: skipping without LibTorch, and comparing
-// a pipeline's numbers with the single-process reference's.
+// What the tests of real LibTorch runs share: skipping without LibTorch, running `pipetwin
+// run --json`, and comparing a pipeline's numbers with the single-process reference's.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -7,6 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_runner.h"
 
 #ifndef PIPETWIN_HAS_TORCH
 #define SKIP_WITHOUT_TORCH() GTEST_SKIP() << "built without LibTorch"
@@ -24,6 +27,13 @@ inline void expect_close(const nlohmann::json& actual, const nlohmann::json& exp
     const double x = actual[i].get<double>(), y = expected[i].get<double>();
     EXPECT_NEAR(x, y, tolerance * std::max(1.0, std::abs(y))) << "entry " << i;
   }
+}
+
+// `pipetwin run ARGS --json`, parsed; empty, and a failure, when it does not exit 0.
+inline nlohmann::json real_run_json(const std::string& args) {
+  const CliResult r = run_pipetwin("run " + args + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json{};
 }
 
 }  // namespace pipetwin::testing

@@ -21,6 +21,7 @@ using testing::run_pipetwin;
 using testing::TempDir;
 
 using testing::expect_close;
+using testing::real_run_json;
 
 // Eight MLP layers on two ranks: freezing six of eight makes the model fit one stage
 // (forward-only layers are cheap), so the pipeline compresses to 1 stage x 2 replicas.
@@ -34,12 +35,6 @@ std::string scenario(const std::string& optimizer, const std::string& freeze) {
          " }\n"
          "schedule { kind: ONE_F_ONE_B stages: 2 }\n" +
          freeze + "\n";
-}
-
-nlohmann::json run_json(const std::string& args) {
-  const CliResult r = run_pipetwin("run " + args + " --json");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json{};
 }
 
 // Every migration sent exactly the bytes its MIGRATE instructions count, and something
@@ -67,8 +62,8 @@ TEST_P(RealFreezeFixedSchedule, TrainingContinuesAcrossTheRepartition) {
                                         "at { iteration: 8 frozen_layers: 6 } }"))
           .string();
   const std::string timeline = (dir.path() / "run.timeline").string();
-  const nlohmann::json run = run_json(path + " --timeline " + timeline);
-  const nlohmann::json reference = run_json(path + " --reference");
+  const nlohmann::json run = real_run_json(path + " --timeline " + timeline);
+  const nlohmann::json reference = real_run_json(path + " --reference");
   ASSERT_FALSE(run.empty());
   expect_close(run["losses"], reference["losses"], 1e-5);
   expect_close(run["layer_weight_sums"], reference["layer_weight_sums"], 1e-5);
@@ -107,7 +102,7 @@ TEST(RealFreezeRule, FreezesOnMeasuredGradientsAsTheSimulatorWould) {
   const std::string path =
       dir.write("rule.textproto", scenario("ADAM", "freeze { " + rule + " }")).string();
   const std::string log = (dir.path() / "run.freezelog").string();
-  const nlohmann::json run = run_json(path + " --freeze-log " + log);
+  const nlohmann::json run = real_run_json(path + " --freeze-log " + log);
   ASSERT_FALSE(run.empty());
   ASSERT_FALSE(run["freeze_events"].empty()) << "nothing froze: the test would prove nothing";
   expect_migrations_as_counted(run);
@@ -136,7 +131,7 @@ TEST(RealFreezeRule, FreezesOnMeasuredGradientsAsTheSimulatorWould) {
   }
   const std::string fixed =
       dir.write("fixed.textproto", scenario("ADAM", "freeze { " + at + "}")).string();
-  const nlohmann::json reference = run_json(fixed + " --reference");
+  const nlohmann::json reference = real_run_json(fixed + " --reference");
   expect_close(run["losses"], reference["losses"], 1e-5);
   expect_close(run["layer_weight_sums"], reference["layer_weight_sums"], 1e-5);
 }

@@ -19,14 +19,9 @@ namespace {
 using testing::CliResult;
 using testing::expect_close;
 using ::testing::HasSubstr;
+using testing::real_run_json;
 using testing::run_pipetwin;
 using testing::TempDir;
-
-nlohmann::json run_json(const std::string& args) {
-  const CliResult r = run_pipetwin("run " + args + " --json");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json{};
-}
 
 struct SplitCase {
   std::string name, args;
@@ -42,8 +37,8 @@ class RealRunTensorParallel : public ::testing::TestWithParam<SplitCase> {};
 TEST_P(RealRunTensorParallel, EqualsTheSingleProcessReference) {
   SKIP_WITHOUT_TORCH();
   const std::string args = GetParam().args + " --set training.iterations=3";
-  const nlohmann::json split = run_json(args);
-  const nlohmann::json reference = run_json(args + " --reference");
+  const nlohmann::json split = real_run_json(args);
+  const nlohmann::json reference = real_run_json(args + " --reference");
   ASSERT_FALSE(split.empty());
   ASSERT_FALSE(reference.empty());
   expect_close(split["losses"], reference["losses"], 1e-5);

@@ -12,23 +12,16 @@
 namespace pipetwin {
 namespace {
 
-using testing::CliResult;
 using testing::expect_close;
-using testing::run_pipetwin;
-
-nlohmann::json run_json(const std::string& args) {
-  const CliResult r = run_pipetwin("run " + args + " --json");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json{};
-}
+using testing::real_run_json;
 
 class ZeroRun : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ZeroRun, EqualsTheSingleProcessReference) {
   SKIP_WITHOUT_TORCH();
   const std::string args = GetParam() + " --set training.iterations=3";
-  const nlohmann::json sharded = run_json(args);
-  const nlohmann::json reference = run_json(args + " --reference");
+  const nlohmann::json sharded = real_run_json(args);
+  const nlohmann::json reference = real_run_json(args + " --reference");
   ASSERT_FALSE(sharded.empty());
   expect_close(sharded["losses"], reference["losses"], 1e-5);
   expect_close(sharded["layer_weight_sums"], reference["layer_weight_sums"], 1e-5);
