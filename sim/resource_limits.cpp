@@ -47,7 +47,9 @@ double max_cuts(const ResolvedScenario& setup) {
 
 }  // namespace
 
-double default_memory_limit_bytes() {
+namespace {
+
+double half_of_available_memory() {
   constexpr double kGiB = 1024.0 * 1024 * 1024;
   std::ifstream meminfo("/proc/meminfo");
   std::string line;
@@ -58,6 +60,14 @@ double default_memory_limit_bytes() {
     }
   }
   return 4 * kGiB;
+}
+
+}  // namespace
+
+// Read once per process: every ResourceLimits starts from it (a fuzzer builds one per input).
+double default_memory_limit_bytes() {
+  static const double bytes = half_of_available_memory();
+  return bytes;
 }
 
 ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {

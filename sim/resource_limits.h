@@ -11,8 +11,8 @@
 
 namespace pipetwin {
 
-// Half of the memory this machine has available now (MemAvailable in /proc/meminfo), at
-// least 1 GiB; 4 GiB where /proc/meminfo cannot be read.
+// Half of the memory this machine had available when first asked (MemAvailable in
+// /proc/meminfo), at least 1 GiB; 4 GiB where /proc/meminfo cannot be read.
 double default_memory_limit_bytes();
 
 // Defaults that follow the machine; --max-instructions and --max-memory change them.

@@ -1,37 +1,35 @@
 #include "sim/chakra/chakra_collectives.h"
 
+#include <utility>
+
 namespace pipetwin {
+namespace {
+
+// One mapping, read both ways.
+constexpr std::pair<Op, ChakraProtoMsg::CollectiveCommType> kCollectives[] = {
+    {Op::kAllreduce, ChakraProtoMsg::ALL_REDUCE},
+    {Op::kAllToAll, ChakraProtoMsg::ALL_TO_ALL},
+    {Op::kReduceScatter, ChakraProtoMsg::REDUCE_SCATTER},
+    {Op::kAllGather, ChakraProtoMsg::ALL_GATHER},
+};
+
+}  // namespace
 
 ChakraProtoMsg::CollectiveCommType comm_type(Op collective) {
-  switch (collective) {
-    case Op::kAllToAll:
-      return ChakraProtoMsg::ALL_TO_ALL;
-    case Op::kReduceScatter:
-      return ChakraProtoMsg::REDUCE_SCATTER;
-    case Op::kAllGather:
-      return ChakraProtoMsg::ALL_GATHER;
-    default:
-      return ChakraProtoMsg::ALL_REDUCE;
+  for (const auto& [op, type] : kCollectives) {
+    if (op == collective) return type;
   }
+  return ChakraProtoMsg::ALL_REDUCE;
 }
 
 bool collective_op(int64_t comm_type, Op& op) {
-  switch (comm_type) {
-    case ChakraProtoMsg::ALL_REDUCE:
-      op = Op::kAllreduce;
+  for (const auto& [known, type] : kCollectives) {
+    if (type == comm_type) {
+      op = known;
       return true;
-    case ChakraProtoMsg::ALL_TO_ALL:
-      op = Op::kAllToAll;
-      return true;
-    case ChakraProtoMsg::REDUCE_SCATTER:
-      op = Op::kReduceScatter;
-      return true;
-    case ChakraProtoMsg::ALL_GATHER:
-      op = Op::kAllGather;
-      return true;
-    default:
-      return false;
+    }
   }
+  return false;
 }
 
 }  // namespace pipetwin

@@ -28,4 +28,13 @@ std::vector<int32_t> collective_triggers(const Program& program,
   return trigger;
 }
 
+Program finish_like(const Program& source, ProgramBuilder builder) {
+  builder.set_static_bytes(source.static_bytes);
+  builder.set_stage_device(source.stage_device);
+  builder.set_stage_replicas(source.stage_replicas);
+  builder.set_model_stage(source.model_stage);
+  builder.set_show_ranges(source.show_ranges);
+  return std::move(builder).finish();
+}
+
 }  // namespace pipetwin

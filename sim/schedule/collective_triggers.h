@@ -1,6 +1,7 @@
-// Where the passes that add collectives after compute ops (tensor parallelism, expert
-// parallelism) place them on a collective lane: each entry goes where the compute op that
-// triggers it stands, so that every member of a group meets its collectives in one order.
+// What the passes that rebuild a Program around new collectives share (tensor, expert and
+// sharded data parallelism): where they place them on a collective lane (each entry goes
+// where the compute op that triggers it stands, so that every member of a group meets its
+// collectives in one order), and the rebuilt Program's layout.
 #pragma once
 
 #include <cstdint>
@@ -32,5 +33,8 @@ struct CollectiveLaneEntry {
     return std::tie(position, existing, index) < std::tie(o.position, o.existing, o.index);
   }
 };
+
+// The rebuilt Program, with `source`'s resident bytes, stage placement and range display.
+Program finish_like(const Program& source, ProgramBuilder builder);
 
 }  // namespace pipetwin

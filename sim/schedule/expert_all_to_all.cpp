@@ -101,12 +101,7 @@ Program add_expert_all_to_alls(const Program& program, const PipelineLayout& lay
     for (int32_t m : program.members_of_group(g)) members.push_back(id[m]);
     builder.group(members);
   }
-  builder.set_static_bytes(program.static_bytes);
-  builder.set_stage_device(program.stage_device);
-  builder.set_stage_replicas(program.stage_replicas);
-  builder.set_model_stage(program.model_stage);
-  builder.set_show_ranges(program.show_ranges);
-  return std::move(builder).finish();
+  return finish_like(program, std::move(builder));
 }
 
 }  // namespace pipetwin

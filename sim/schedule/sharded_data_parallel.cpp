@@ -267,12 +267,7 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
     for (const auto& [rank, member] : ranked) members.push_back(member);
     builder.group(members);
   }
-  builder.set_static_bytes(program.static_bytes);
-  builder.set_stage_device(program.stage_device);
-  builder.set_stage_replicas(program.stage_replicas);
-  builder.set_model_stage(program.model_stage);
-  builder.set_show_ranges(program.show_ranges);
-  return std::move(builder).finish();
+  return finish_like(program, std::move(builder));
 }
 
 }  // namespace pipetwin

@@ -36,4 +36,15 @@ inline nlohmann::json real_run_json(const std::string& args) {
   return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json{};
 }
 
+// `pipetwin run ARGS` for three iterations on its ranks and with --reference in one process:
+// the same losses and trained weights, entry by entry, to 1e-5.
+inline void expect_equals_reference(const std::string& args) {
+  const std::string three = args + " --set training.iterations=3";
+  const nlohmann::json ranks = real_run_json(three);
+  const nlohmann::json reference = real_run_json(three + " --reference");
+  ASSERT_FALSE(ranks.empty());
+  expect_close(ranks["losses"], reference["losses"], 1e-5);
+  expect_close(ranks["layer_weight_sums"], reference["layer_weight_sums"], 1e-5);
+}
+
 }  // namespace pipetwin::testing
