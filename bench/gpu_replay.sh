@@ -92,3 +92,10 @@ replay llama3-8b-2layers-1gpu builtin:llama3-8b-64gpu cluster.nodes=1 cluster.gp
 replay mixtral-ep2-2ranks builtin:mixtral-8x7b-64gpu cluster.nodes=1 cluster.gpus_per_node=2 \
   model.zoo.layers=1 training.data_parallel=2 training.expert_parallel=2 training.global_batch=8 \
   training.microbatches=4 schedule.stages=1
+# Sharded data parallelism: the quickstart's first two blocks on two data-parallel ranks.
+# ZeRO-1 reduce-scatters the gradients, updates a shard and all-gathers the weights; ZeRO-3
+# also all-gathers each layer's weights before every forward and backward.
+replay zero1-dp2 builtin:quickstart cluster.preset=dgx-h100 cluster.gpus_per_node=2 schedule.stages=1 \
+  training.data_parallel=2 model.zoo.layers=2 training.iterations=1 training.zero_stage=1
+replay zero3-dp2 builtin:quickstart cluster.preset=dgx-h100 cluster.gpus_per_node=2 schedule.stages=1 \
+  training.data_parallel=2 model.zoo.layers=2 training.iterations=1 training.zero_stage=3

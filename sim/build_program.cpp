@@ -14,6 +14,7 @@
 #include "sim/schedule/dualpipe_order.h"
 #include "sim/schedule/expert_all_to_all.h"
 #include "sim/schedule/pipefb_program.h"
+#include "sim/schedule/gradient_buckets.h"
 #include "sim/schedule/sharded_data_parallel.h"
 #include "sim/schedule/tensor_parallel.h"
 #include "sim/schedule/weight_versions.h"
@@ -88,6 +89,7 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
           static_cast<int64_t>(versions.alive[s] - 1) * layout.costs[s].weight_bytes;
     }
   }
+  program = bucket_gradients(program, setup.training.grad_bucket_bytes);
   if (setup.training.tensor_parallel > 1) {
     program = expand_tensor_parallel(program, layout, setup.training.tensor_parallel);
   }
@@ -396,6 +398,7 @@ Program build_program(const ResolvedScenario& setup) {
   if (setup.training.zero_stage > 0) {
     program = shard_data_parallel(program, layout, setup.training.zero_stage);
   }
+  program = bucket_gradients(program, setup.training.grad_bucket_bytes);
   if (setup.training.tensor_parallel > 1) {
     program = expand_tensor_parallel(program, layout, setup.training.tensor_parallel);
   }

@@ -91,6 +91,11 @@ ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {
   if (zero_stage >= 1) per_iteration += chunks;
   if (zero_stage >= 2) per_iteration += chunks * microbatches;
   if (zero_stage == 3) per_iteration += 4 * chunks * microbatches;
+  // Gradient buckets: at most three collectives for each gradient reduction (an all-reduce
+  // per chunk, or ZeRO's reduce-scatters).
+  if (setup.training.grad_bucket_bytes > 0 && replicas > 1) {
+    per_iteration += 2 * (zero_stage >= 2 ? chunks * microbatches : chunks);
+  }
   // Tensor parallelism: every instruction on each of a stage's T GPUs, and an all-reduce
   // after every FWD and BWD.
   const double tensor_parallel = std::max(1, setup.training.tensor_parallel);

@@ -92,6 +92,9 @@ std::vector<int32_t> RankCollectives::inputs_of(int32_t i) const {
 // experts'.
 void RankCollectives::allreduce(int32_t i, torch::nn::Sequential& stage) {
   if (ran_inside_pass(i)) return;
+  // A gradient bucket that the simulators start under the backward: a LibTorch backward is
+  // one autograd call here, so the stage's last bucket reduces every gradient at once.
+  if (p_.instructions[i].starts_under_compute()) return;
   const std::vector<int> ranks = group_ranks(i);
   std::vector<torch::Tensor> dense, experts;
   for (const auto& layer : *stage) {

@@ -43,6 +43,8 @@ void RankExecutor::after_pass(int32_t i) {
 // the backward it follows.
 void RankExecutor::reduce_scatter(int32_t i) {
   const Instruction& ins = p_.instructions[i];
+  // Gradient buckets: the last one scatters all of them (RankCollectives::allreduce).
+  if (ins.starts_under_compute()) return;
   int32_t pass = -1;
   if (zero_stage_ >= 2) {
     for (int32_t d : p_.deps_of(i)) {

@@ -154,6 +154,7 @@ Instruction instruction_of(const ChakraRankTrace& trace, const Node& node, int32
     instr.range = {static_cast<int32_t>(range[0]), static_cast<int32_t>(range[1])};
   instr.compute_s = double_or(attrs, "pipetwin_compute_s", instr.compute_s);
   instr.interference_s = double_or(attrs, "pipetwin_interference_s", 0);
+  instr.lead_s = double_or(attrs, "pipetwin_lead_s", 0);
   instr.bytes = int_or(attrs, "pipetwin_bytes", instr.bytes, where);
   instr.stash_bytes = int_or(attrs, "pipetwin_stash_bytes", 0, where);
   instr.peer_device = static_cast<int32_t>(int_or(attrs, "pipetwin_peer_device", -1, where));
@@ -164,7 +165,8 @@ Instruction instruction_of(const ChakraRankTrace& trace, const Node& node, int32
   }
   instr.collectives = static_cast<uint16_t>(collectives);
   for (const auto& [name, seconds] : {std::pair{"pipetwin_compute_s", instr.compute_s},
-                                      std::pair{"pipetwin_interference_s", instr.interference_s}}) {
+                                      std::pair{"pipetwin_interference_s", instr.interference_s},
+                                      std::pair{"pipetwin_lead_s", instr.lead_s}}) {
     if (!std::isfinite(seconds) || seconds < 0) {
       throw InputError(where + ": " + name + " must be a finite number of seconds, at least 0");
     }

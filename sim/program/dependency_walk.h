@@ -28,6 +28,9 @@ struct WalkResult {
 // Host-side dispatch: an instruction starts no earlier than `issue_s` after its lane
 // predecessor ended (the host issuing it), nor earlier than `wakeup_s` after a dependency
 // on another lane ended (a thread waking up, an event wait). Both 0 by default.
+//
+// A collective with a lead (Instruction::lead_s) may start that long before the compute op
+// of its device that it waits for ends, but not before that op starts.
 template <class Duration>
 WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
                                     std::vector<double>& start, std::vector<double>& end,
@@ -71,9 +74,16 @@ WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
     ++result.executed;
     ++head[lane];
     lane_free[lane] = e;
+    // The collective lane of a compute lane's device: where a dependent may start early.
+    const bool compute = lane % kLaneCount == static_cast<int>(Lane::kCompute);
+    const int32_t collective_lane =
+        lane - static_cast<int>(Lane::kCompute) + static_cast<int>(Lane::kCollective);
     for (int32_t d : p.dependents_of(i)) {
       Node& next = node[d];
-      const double ready = next.lane == lane ? e : e + wakeup_s;
+      double ready = next.lane == lane ? e : e + wakeup_s;
+      if (compute && next.lane == collective_lane) {
+        ready -= std::min(p.instructions[d].lead_s, e - s);
+      }
       if (ready > next.ready) next.ready = ready;
       if (--next.remaining == 0) wake(next.lane);
     }

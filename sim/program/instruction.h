@@ -117,8 +117,14 @@ struct Instruction {
   // two parts: BWD_INPUT what the weight gradients do not need, BWD_WEIGHT the rest, each
   // the bytes it carries here.
   int64_t stash_bytes = 0;
+  // Collectives: how many seconds before the end of the compute op it waits for on its own
+  // device it may start, because that op has produced its data by then (a gradient bucket
+  // that the backward's last layers fill first). At most that op's duration; 0: at its end.
+  double lead_s = 0;
 
   Lane lane() const { return lane_of(op); }
+  // A collective that starts while the compute op it waits for still runs.
+  bool starts_under_compute() const { return lead_s > 0; }
 };
 
 // Text form after PyTorch pipelining's _Action: "2F0", "2B0", "2I0" (BWD_INPUT), "2W0"

@@ -1,6 +1,7 @@
 #include "sim/program/validate_program.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/program/dependency_walk.h"
 #include "sim/spec/errors.h"
@@ -67,10 +68,15 @@ void check_collectives(const Program& p) {
     reject("inconsistent tables (collective groups do not match the instructions)");
   }
   for (int32_t i = 0; i < p.size(); ++i) {
-    const bool collective = is_collective(p.instructions[i].op);
+    const Instruction& instr = p.instructions[i];
+    const bool collective = is_collective(instr.op);
     if (collective != (p.group[i] >= 0)) {
       reject(p.describe(i) + (collective ? " belongs to no collective group"
                                          : " is not a collective but belongs to a group"));
+    }
+    if (!(instr.lead_s >= 0 && std::isfinite(instr.lead_s)) || (!collective && instr.lead_s != 0)) {
+      reject(p.describe(i) + " has a lead of " + std::to_string(instr.lead_s) +
+             " s (only a collective may start early, by a finite, non-negative time)");
     }
   }
   for (int32_t g = 0; g < p.num_groups(); ++g) {

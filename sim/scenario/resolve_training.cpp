@@ -1,6 +1,7 @@
 #include "sim/scenario/resolve_training.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "sim/model/expert_parallel.h"
 
@@ -45,9 +46,24 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
                    std::to_string(t.data_parallel()) +
                    " data-parallel replicas they are taken from (training.data_parallel)");
   }
-  return {t.global_batch(),      t.microbatches(), t.iterations(),      t.optimizer(),
-          t.data_parallel(),     t.precision(),    t.mixed_precision(), t.tensor_parallel(),
-          t.sequence_parallel(), t.recompute(),    t.expert_parallel(), t.zero_stage()};
+  // Up to 1 TiB: a bucket is a slice of one stage's gradients.
+  if (!(t.grad_bucket_mb() >= 0 && t.grad_bucket_mb() <= 1 << 20)) {
+    check.fail("training.grad_bucket_mb",
+               "must be between 0 (one reduction after the backward) and 1048576 MiB");
+  }
+  return {t.global_batch(),
+          t.microbatches(),
+          t.iterations(),
+          t.optimizer(),
+          t.data_parallel(),
+          t.precision(),
+          t.mixed_precision(),
+          t.tensor_parallel(),
+          t.sequence_parallel(),
+          t.recompute(),
+          t.expert_parallel(),
+          t.zero_stage(),
+          std::llround(t.grad_bucket_mb() * (1 << 20))};
 }
 
 void check_zero_stage(const ScenarioChecker& check, const ResolvedScenario& setup) {

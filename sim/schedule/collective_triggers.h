@@ -24,15 +24,29 @@ std::vector<int32_t> collective_triggers(const Program& program,
 // One entry of a collective lane being rebuilt: a collective the Program had, or a new one
 // for compute op `index`, ordered by the compute position that triggers it. At a tie the new
 // one comes first: a backward's own collective precedes the gradient all-reduce that waits
-// for that backward.
+// for that backward. Only an existing collective that starts under that compute op (a
+// gradient bucket, Instruction::lead_s) comes before: it is ready before the op ends.
 struct CollectiveLaneEntry {
   int32_t position = 0;
   bool existing = false;
   int32_t index = 0;  // the existing collective, or the compute op
+  bool early = false;
   bool operator<(const CollectiveLaneEntry& o) const {
-    return std::tie(position, existing, index) < std::tie(o.position, o.existing, o.index);
+    return std::tuple(position, !early, existing, index) <
+           std::tuple(o.position, !o.early, o.existing, o.index);
   }
 };
+
+// The entry of the Program's collective i, triggered at compute position `trigger`.
+inline CollectiveLaneEntry existing_entry(const Program& program, int32_t i, int32_t trigger) {
+  return {trigger, true, i, program.instructions[i].starts_under_compute()};
+}
+
+// Whether instruction i waits for pass d itself rather than for the collectives that follow
+// d (its all-reduce or all-to-all): a collective that starts under d.
+inline bool waits_for_the_pass_itself(const Program& program, int32_t i) {
+  return program.instructions[i].starts_under_compute();
+}
 
 // The rebuilt Program, with `source`'s resident bytes, stage placement and range display.
 Program finish_like(const Program& source, ProgramBuilder builder);

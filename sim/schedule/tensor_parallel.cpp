@@ -51,7 +51,7 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
   for (int32_t i = 0; i < n; ++i) {
     const Instruction& ins = program.instructions[i];
     if (ins.lane() == Lane::kCollective) {
-      lanes[ins.device].push_back({trigger[i], true, i});
+      lanes[ins.device].push_back(existing_entry(program, i, trigger[i]));
     } else if (const auto [bytes, count] = tp_bytes(ins); bytes > 0 && count > 0) {
       lanes[ins.device].push_back({position[i], false, i});
     }
@@ -83,7 +83,8 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
     for (int32_t t = 0; t < T; ++t) {
       for (int32_t d : program.deps_of(i)) {
         // What consumed a pass consumes it once reduced.
-        builder.add_dependency(at(i, t), tp_reduce[d].empty() ? at(d, t) : tp_reduce[d][t]);
+        const bool reduced = !tp_reduce[d].empty() && !waits_for_the_pass_itself(program, i);
+        builder.add_dependency(at(i, t), reduced ? tp_reduce[d][t] : at(d, t));
       }
       if (program.partner[i] >= 0 && is_send(program.instructions[i].op)) {
         builder.pair(at(i, t), at(program.partner[i], t));

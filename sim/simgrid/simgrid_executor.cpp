@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <simgrid/s4u.hpp>
 
@@ -126,13 +127,46 @@ class LaneRunner {
       comm->wait();
       record(i, comm->get_start_time(), comm->get_finish_time());
     } else {
-      const double flops =
-          (instr.compute_s + instr.interference_s) * hosts_[instr.device]->get_speed();
-      sg4::ExecPtr exec = sg4::this_actor::exec_init(flops);
-      exec->start();
-      exec->wait();
-      record(i, exec->get_start_time(), exec->get_finish_time());
+      compute(i);
     }
+  }
+
+  // A compute op, in pieces where collectives may start under it (Instruction::lead_s):
+  // each is released when the op has its lead left to run, as the analytic walk does.
+  void compute(int32_t i) {
+    const Instruction& instr = p_.instructions[i];
+    const double speed = hosts_[instr.device]->get_speed();
+    const double total = instr.compute_s + instr.interference_s;
+    std::vector<std::pair<double, int32_t>> early;  // (lead, dependent), longest lead first
+    for (int32_t d : p_.dependents_of(i)) {
+      if (starts_early(i, d)) early.push_back({p_.instructions[d].lead_s, d});
+    }
+    std::sort(early.begin(), early.end(), std::greater<>());
+    const double start = sg4::Engine::get_clock();
+    double done = 0;
+    for (const auto& [lead, d] : early) {
+      const double until = std::max(0.0, total - lead);
+      if (until > done) sg4::this_actor::execute((until - done) * speed);
+      done = std::max(done, until);
+      release(d, sg4::Engine::get_clock() + cluster_.dispatch.wakeup_s);
+    }
+    sg4::this_actor::execute((total - done) * speed);
+    record(i, start, sg4::Engine::get_clock());
+  }
+
+  // Whether dependent d of i is a collective released before i ends (compute()).
+  bool starts_early(int32_t i, int32_t d) const {
+    const Instruction& instr = p_.instructions[i];
+    return instr.lane() == Lane::kCompute && p_.instructions[d].starts_under_compute() &&
+           p_.lane_index(d) ==
+               instr.device * kLaneCount + static_cast<int>(Lane::kCollective);
+  }
+
+  // One dependency of d has been met; from another lane, d may start at `ready` at the
+  // earliest.
+  void release(int32_t d, double ready) {
+    ready_[d] = std::max(ready_[d], ready);
+    if (--remaining_[d] == 0) wakeups_[p_.lane_index(d)]->notify_all();
   }
 
   // A member's part of its group's collective: the network model's flows
@@ -186,10 +220,9 @@ class LaneRunner {
     ++completed_;
     progress_.update(completed_, sg4::Engine::get_clock());
     for (int32_t d : p_.dependents_of(i)) {
-      if (p_.lane_index(d) != p_.lane_index(i)) {
-        ready_[d] = std::max(ready_[d], times_.end_s[i] + cluster_.dispatch.wakeup_s);
-      }
-      if (--remaining_[d] == 0) wakeups_[p_.lane_index(d)]->notify_all();
+      if (starts_early(i, d)) continue;  // released by compute()
+      const bool same_lane = p_.lane_index(d) == p_.lane_index(i);
+      release(d, same_lane ? 0.0 : times_.end_s[i] + cluster_.dispatch.wakeup_s);
     }
   }
 

@@ -30,6 +30,9 @@ struct TrainingSpec {
   // ZeRO stage 0-3 (training.zero_stage): how much of each parameter's state a
   // data-parallel replica keeps 1/N of (sim/model/training_memory.h)
   int32_t zero_stage = 0;
+  // Gradient buckets of this many bytes, each reduced under the backward that fills it
+  // (training.grad_bucket_mb; sim/schedule/gradient_buckets.h); 0: one block at its end
+  int64_t grad_bucket_bytes = 0;
 };
 
 // Offload to host memory (schedule.offload). `stages` holds the policy's choice: every stage

@@ -69,6 +69,8 @@ void program_dump(const Program& p, Write&& write) {
     dump_detail::put_seconds(out, "compute", x.compute_s);
     dump_detail::put_seconds(out, "interference", x.interference_s);
     put(out, "stash", x.stash_bytes);
+    // Only where set, so that Programs without leads keep their digests.
+    if (x.lead_s != 0) dump_detail::put_seconds(out, "lead", x.lead_s);
     put(out, "partner", p.partner[i]);
     put(out, "group", p.group[i]);
     out += " deps:";

@@ -1,0 +1,49 @@
+// Overlapped gradient buckets (training.grad_bucket_mb), as PyTorch DDP (bucket_cap_mb),
+// FSDP and Megatron-LM (overlap_grad_reduce) run them: a backward produces its weight
+// gradients last layer first, and each bucket of gradients is reduced as soon as it is full,
+// under the rest of the backward.
+//
+// The pass takes every gradient reduction of the Program (an ALLREDUCE or REDUCE_SCATTER that
+// waits for a backward on its own device) and splits it into buckets of at most
+// `bucket_bytes`. The backward fills them at a steady rate, so bucket j of k, with B bytes
+// each and the last one holding what remains of the G bytes, is ready when the backward has
+// (G - (j+1) B) / G of its time left: its lead (Instruction::lead_s).
+//
+// Bucket j ends at max over i <= j of (ready_i + the time of buckets i..j) on a collective
+// lane that runs them one after another. Up to bucket k-2, ready_i and the buckets' times are
+// linear in i, so that maximum is at i = 0 or i = k-2: three collectives stand for the k
+// buckets exactly, however many there are:
+//   buckets 0 .. k-3  one collective of `collectives` k-2, with bucket 0's lead;
+//   bucket k-2        with its own lead;
+//   bucket k-1        at the backward's end.
+// Only the end of the last is exact in each engine's terms; in between, the first piece holds
+// its links for the span of its buckets.
+//
+// Pieces that start under the backward take the collective lane before the collectives its
+// end triggers (an expert all-to-all, ZeRO-3's gather of the next pass), and the tensor-
+// parallel expansion keeps them before the pass's own all-reduce (collective_triggers.h).
+// Runs after sharded data parallelism and before the tensor-parallel expansion.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/program/program.h"
+
+namespace pipetwin {
+
+// One collective standing for `buckets` consecutive buckets of `bytes` in all, which may
+// start when the backward has `lead_share` of its time left.
+struct BucketPiece {
+  int64_t bytes = 0;
+  int32_t buckets = 1;
+  double lead_share = 0;
+};
+
+// The pieces of a reduction of `bytes` in buckets of `bucket_bytes` (one piece, no lead, when
+// bucket_bytes is 0 or the gradients fit one bucket).
+std::vector<BucketPiece> bucket_pieces(int64_t bytes, int64_t bucket_bytes);
+
+Program bucket_gradients(const Program& program, int64_t bucket_bytes);
+
+}  // namespace pipetwin
