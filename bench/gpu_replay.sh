@@ -99,3 +99,10 @@ replay zero1-dp2 builtin:quickstart cluster.preset=dgx-h100 cluster.gpus_per_nod
   training.data_parallel=2 model.zoo.layers=2 training.iterations=1 training.zero_stage=1
 replay zero3-dp2 builtin:quickstart cluster.preset=dgx-h100 cluster.gpus_per_node=2 schedule.stages=1 \
   training.data_parallel=2 model.zoo.layers=2 training.iterations=1 training.zero_stage=3
+# Context parallelism: the quickstart's sequences split over two ranks, their keys and values
+# exchanged as NCCL all-gathers and reduce-scatters (ring) or all-to-alls (Ulysses).
+replay cp2-ring builtin:quickstart cluster.preset=dgx-h100 cluster.gpus_per_node=2 schedule.stages=1 \
+  model.zoo.layers=2 training.iterations=1 training.context_parallel=2
+replay cp2-ulysses builtin:quickstart cluster.preset=dgx-h100 cluster.gpus_per_node=2 schedule.stages=1 \
+  model.zoo.layers=2 training.iterations=1 training.context_parallel=2 \
+  training.context_parallel_algorithm=ULYSSES

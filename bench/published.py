@@ -22,6 +22,9 @@ Sources:
         interleaved schedule with 2 virtual stages is assumed (the paper tunes its own).
         Meta's FSDP shards the optimizer states and the gradients and keeps the weights
         gathered between forward and backward: ZeRO stage 2 (training.zero_stage=2).
+        The same table's long-context row: 16384 GPUs, TP 8, CP 16, PP 16 (DP 8), 131072-token
+        sequences, 16M tokens per step, 380 TFLOP/s per GPU; Meta's context parallelism
+        all-gathers the keys and values (context_parallel_algorithm=ALL_GATHER).
   H800  DeepSeek-V3 technical report, arXiv:2412.19437: 180K H800 GPU hours per trillion
         tokens on 2048 GPUs (PP 16 with DualPipe, EP 64, no TP), batch 15360 of 4096 tokens.
         Predicted with the H100's fitted efficiency (the H800 has the H100's compute); the
@@ -98,9 +101,11 @@ def read_config(name):
         return json.load(f)
 
 
-# GPUs, TP, PP, published TFLOP/s per GPU (Llama 3.1 405B, batch 2048 x 8192 tokens)
-LLAMA_405B_ROWS = [(8192, 8, 16, 430), (16384, 8, 16, 400)]
-LLAMA_SEQ = 8192
+# GPUs, TP, CP, PP, sequence length, published TFLOP/s per GPU (Llama 3.1 405B, 16M tokens
+# per step)
+LLAMA_405B_ROWS = [(8192, 8, 1, 16, 8192, 430), (16384, 8, 1, 16, 8192, 400),
+                   (16384, 8, 16, 16, 131072, 380)]
+LLAMA_TOKENS = 2048 * 8192
 
 
 def flops_per_token(config, overrides, seq=SEQ):
@@ -152,17 +157,20 @@ def moe_mfu(args, row, efficiency):
 
 
 def llama_405b_tflops(args, row, efficiency):
-    gpus, tp, pp, _ = row
-    dp = gpus // (tp * pp)
-    sets = ["model.hf_config=models/llama3.1-405b.json", "model.zoo.seq_len=%d" % LLAMA_SEQ,
+    gpus, tp, cp, pp, seq, _ = row
+    dp = gpus // (tp * cp * pp)
+    batch = LLAMA_TOKENS // seq
+    sets = ["model.hf_config=models/llama3.1-405b.json", "model.zoo.seq_len=%d" % seq,
             "model.zoo.efficiency=%g" % efficiency, "model.zoo.memory_efficiency=0.8",
-            "cluster.nodes=%d" % (gpus // 8), "training.global_batch=2048",
-            "training.data_parallel=%d" % dp, "training.microbatches=%d" % (2048 // dp),
+            "cluster.nodes=%d" % (gpus // 8), "training.global_batch=%d" % batch,
+            "training.data_parallel=%d" % dp, "training.microbatches=%d" % (batch // dp),
             "training.tensor_parallel=%d" % tp, "training.sequence_parallel=true",
+            "training.context_parallel=%d" % cp,
+            "training.context_parallel_algorithm=ALL_GATHER",
             "schedule.stages=%d" % pp, "schedule.kind=INTERLEAVED_ONE_F_ONE_B",
             "schedule.virtual_stages=2", "training.zero_stage=2"]
     step, peak = run(args, os.path.join(ROOT, "scenarios", "llama3-70b-1024gpu.textproto"), sets)
-    flops = flops_per_token(read_config("llama3.1-405b.json"), [], LLAMA_SEQ) * 2048 * LLAMA_SEQ
+    flops = flops_per_token(read_config("llama3.1-405b.json"), [], seq) * LLAMA_TOKENS
     return flops / step / gpus / 1e12, step, peak
 
 
@@ -271,13 +279,15 @@ def main():
                             mfu, "fitted" if i == 0 else "%+.1f%%" % (100 * error), step, peak))
 
     for row in LLAMA_405B_ROWS:
-        gpus, tp, pp, published = row
+        gpus, tp, cp, pp, seq, published = row
         tflops, step, peak = llama_405b_tflops(args, row, h100)
         error = (tflops - published) / published
         errors.append(("H100", abs(error)))
-        print("| Llama 3 paper t.4 | Llama 3.1 405B | %d | %d | 1 | %d | %d | 2048 | %d TFLOP/s "
-              "| %.0f | %+.1f%% | %.2f | %.1f |" % (gpus, tp, pp, gpus // (tp * pp), published,
-                                                  tflops, 100 * error, step, peak))
+        model = "Llama 3.1 405B" + (", %dK tokens, CP %d" % (seq // 1024, cp) if cp > 1 else "")
+        print("| Llama 3 paper t.4 | %s | %d | %d | 1 | %d | %d | %d | %d TFLOP/s "
+              "| %.0f | %+.1f%% | %.2f | %.1f |" % (model, gpus, tp, pp, gpus // (tp * cp * pp),
+                                                  LLAMA_TOKENS // seq, published, tflops,
+                                                  100 * error, step, peak))
 
     # H800: DeepSeek-V3, with the H100's efficiency.
     published = 1e12 / (180e3 * 3600)  # tokens per GPU-second

@@ -11,10 +11,11 @@
 #include "sim/program/validate_program.h"
 #include "sim/schedule/blocking_transfers.h"
 #include "sim/schedule/compute_order.h"
+#include "sim/schedule/context_parallel.h"
 #include "sim/schedule/dualpipe_order.h"
 #include "sim/schedule/expert_all_to_all.h"
-#include "sim/schedule/pipefb_program.h"
 #include "sim/schedule/gradient_buckets.h"
+#include "sim/schedule/pipefb_program.h"
 #include "sim/schedule/sharded_data_parallel.h"
 #include "sim/schedule/tensor_parallel.h"
 #include "sim/schedule/weight_versions.h"
@@ -182,6 +183,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   layout.stage_replicas = setup.schedule.stage_replicas;
   layout.devices_per_replica = stage_replicas.devices();
   layout.expert_parallel = setup.training.expert_parallel;
+  layout.context_parallel = setup.training.context_parallel;
   layout.num_devices = stage_replicas.devices() * replicas;
   layout.global_batch = setup.training.global_batch;
   layout.static_bytes.assign(layout.num_devices, 0);
@@ -192,12 +194,18 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   // expansion onto the T GPUs comes after lowering, sim/schedule/tensor_parallel.h).
   const int32_t tp = setup.training.tensor_parallel;
   const double per_gpu = 1.0 / tp;
+  // Context parallelism: each of C GPUs computes, keeps and sends its 1/C of every sequence
+  // (the expansion comes after lowering too, sim/schedule/context_parallel.h); all hold the
+  // same weights, and shard ZeRO's state with the replicas.
+  const int32_t cp = setup.training.context_parallel;
+  const double per_sequence_gpu = 1.0 / cp;
+  const int32_t holders = replicas * cp;
   // Korthikanti et al.: without sequence parallelism part of a block's activations is kept
   // whole on every GPU of the stage.
   const auto per_gpu_bytes = [&](double bytes, double undivided) {
-    if (tp == 1) return bytes;
+    if (tp == 1) return bytes * per_sequence_gpu;
     if (setup.training.sequence_parallel) undivided = 0;
-    return undivided + (bytes - undivided) * per_gpu;
+    return (undivided + (bytes - undivided) * per_gpu) * per_sequence_gpu;
   };
   // Recomputation: the largest activations one backward rebuilds, per device (chunks of one
   // device run their backwards one at a time).
@@ -212,8 +220,8 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
                                ? static_cast<double>(layer.moe.expert_parameter_bytes) / ep /
                                      kFp32BytesPerParameter * per_gpu
                                : 0.0;
-    return sharded(per_parameter, zero_stage, replicas).total() * (parameters - experts) +
-           sharded(per_parameter, zero_stage, replicas / ep).total() * experts;
+    return sharded(per_parameter, zero_stage, holders).total() * (parameters - experts) +
+           sharded(per_parameter, zero_stage, holders / ep).total() * experts;
   };
   const bool dualpipe = setup.schedule.kind == proto::DUALPIPE;
 
@@ -224,24 +232,37 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
     StageCost cost;
     cost.trains = false;
     double transient_per_sample = 0;
+    double fwd_flops = 0, bwd_flops = 0, attention_flops = 0;  // per sample, whole layers
     for (int32_t l = first; l < last; ++l) {
       const ModelLayer& layer = layers[l];
       const double parameters = layer.parameter_bytes / kFp32BytesPerParameter * per_gpu;
-      cost.fwd.add(layer.fwd.curve(device_flops(setup, device), tp));
+      cost.fwd.add(layer.fwd.curve(device_flops(setup, device), tp, cp));
       cost.tp_fwd_collectives += layer.tp_fwd_collectives;
       cost.tp_fwd_bytes_per_sample +=
-          layer.tp_fwd_collectives * layer.tp_allreduce_bytes_per_sample;
+          layer.tp_fwd_collectives * layer.tp_allreduce_bytes_per_sample * per_sequence_gpu;
       // With tensor parallelism each GPU exchanges its 1/T of the tokens (sequence parallel).
       cost.ep_fwd_all_to_alls += layer.ep_fwd_all_to_alls;
-      cost.ep_fwd_bytes_per_sample +=
-          layer.ep_fwd_all_to_alls * layer.moe.dispatch_bytes_per_sample * per_gpu;
+      cost.ep_fwd_bytes_per_sample += layer.ep_fwd_all_to_alls *
+                                      layer.moe.dispatch_bytes_per_sample * per_gpu *
+                                      per_sequence_gpu;
+      if (cp > 1 && layer.cp_kv_bytes_per_sample > 0) {
+        cost.cp_layers += 1;
+        // The whole sequence's keys and values of this GPU's heads; a Ulysses GPU sends its
+        // 1/C of the tokens for its heads.
+        cost.cp_kv_bytes_per_sample += layer.cp_kv_bytes_per_sample * per_gpu;
+        cost.cp_qkvo_bytes_per_sample +=
+            layer.cp_qkvo_bytes_per_sample * per_gpu * per_sequence_gpu;
+      }
+      fwd_flops += layer.fwd.flops_per_sample;
+      bwd_flops += layer.frozen ? 0 : layer.bwd.flops_per_sample;
+      attention_flops += layer.cp_attention_flops_per_sample;
       const int64_t layer_weight_bytes = std::llround(per_parameter.weights * parameters);
       if (l == first) cost.first_layer_weight_bytes = layer_weight_bytes;
       cost.last_layer_weight_bytes = layer_weight_bytes;
       cost.layers += 1;
       cost.weight_bytes += layer_weight_bytes;
       // ZeRO stage 3 holds a gathered layer and the next one it prefetches.
-      if (zero_stage == 3 && replicas > 1) {
+      if (zero_stage == 3 && holders > 1) {
         gather_reserve[device] = std::max(gather_reserve[device], 2.0 * layer_weight_bytes);
       }
       // A frozen layer runs forward only: no backward, stash, gradient or optimizer state.
@@ -259,15 +280,16 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       }
       if (layer.frozen) continue;
       cost.trains = true;
-      cost.bwd.add(layer.bwd.curve(device_flops(setup, device), tp));
-      cost.bwd_input.add(input_gradient_cost(layer).curve(device_flops(setup, device), tp));
-      cost.bwd_weight.add(weight_gradient_cost(layer).curve(device_flops(setup, device), tp));
+      cost.bwd.add(layer.bwd.curve(device_flops(setup, device), tp, cp));
+      cost.bwd_input.add(input_gradient_cost(layer).curve(device_flops(setup, device), tp, cp));
+      cost.bwd_weight.add(weight_gradient_cost(layer).curve(device_flops(setup, device), tp, cp));
       cost.tp_bwd_collectives += layer.tp_bwd_collectives;
       cost.tp_bwd_bytes_per_sample +=
-          layer.tp_bwd_collectives * layer.tp_allreduce_bytes_per_sample;
+          layer.tp_bwd_collectives * layer.tp_allreduce_bytes_per_sample * per_sequence_gpu;
       cost.ep_bwd_all_to_alls += layer.ep_bwd_all_to_alls;
-      cost.ep_bwd_bytes_per_sample +=
-          layer.ep_bwd_all_to_alls * layer.moe.dispatch_bytes_per_sample * per_gpu;
+      cost.ep_bwd_bytes_per_sample += layer.ep_bwd_all_to_alls *
+                                      layer.moe.dispatch_bytes_per_sample * per_gpu *
+                                      per_sequence_gpu;
       const double stash =
           per_gpu_bytes(layer.stash_bytes_per_sample, layer.tp_undivided_stash_bytes_per_sample);
       cost.stash_bytes_per_sample += stash;
@@ -293,12 +315,17 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
         for (int consumer : layers[l].consumers) {
           if (consumer >= last) {
             // Megatron's scatter-gather: each GPU sends 1/T to its peer of the next stage.
-            cost.output_bytes_per_sample += layers[l].activation_bytes_per_sample * per_gpu;
+            cost.output_bytes_per_sample +=
+                layers[l].activation_bytes_per_sample * per_gpu * per_sequence_gpu;
             break;
           }
         }
       }
     }
+    // The attention core's share of the FLOPs: a forward's, and a backward's (twice the
+    // forward's, as for every GEMM), under which a ring passes keys and values.
+    if (fwd_flops > 0) cost.cp_fwd_attention_share = std::min(1.0, attention_flops / fwd_flops);
+    if (bwd_flops > 0) cost.cp_bwd_attention_share = std::min(1.0, 2 * attention_flops / bwd_flops);
     layout.stage_device.push_back(device);
     layout.costs.push_back(cost);
     if (setup.schedule.kind == proto::UMPIPE) {
@@ -399,6 +426,10 @@ Program build_program(const ResolvedScenario& setup) {
     program = shard_data_parallel(program, layout, setup.training.zero_stage);
   }
   program = bucket_gradients(program, setup.training.grad_bucket_bytes);
+  if (setup.training.context_parallel > 1) {
+    program = expand_context_parallel(program, layout, setup.training.context_parallel,
+                                      setup.training.context_parallel_algorithm);
+  }
   if (setup.training.tensor_parallel > 1) {
     program = expand_tensor_parallel(program, layout, setup.training.tensor_parallel);
   }

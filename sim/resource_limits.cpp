@@ -96,6 +96,11 @@ ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {
   if (setup.training.grad_bucket_bytes > 0 && replicas > 1) {
     per_iteration += 2 * (zero_stage >= 2 ? chunks * microbatches : chunks);
   }
+  // Context parallelism: every instruction on each of C GPUs, and a key/value exchange after
+  // every FWD (one) and BWD (two).
+  const double context_parallel = std::max(1, setup.training.context_parallel);
+  if (context_parallel > 1)
+    per_iteration = context_parallel * (per_iteration + 3 * chunks * microbatches);
   // Tensor parallelism: every instruction on each of a stage's T GPUs, and an all-reduce
   // after every FWD and BWD.
   const double tensor_parallel = std::max(1, setup.training.tensor_parallel);

@@ -187,6 +187,10 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
     const std::string why = decoder_unsupported(zoo_architecture(*setup.zoo));
     if (!why.empty()) return why;
   }
+  if (setup.training.context_parallel > 1) {
+    return "real ranks run whole sequences: training.context_parallel is simulated "
+           "(pipetwin simulate) and replayed on GPUs (run --backend cuda)";
+  }
   if (setup.training.zero_stage > 0 &&
       (setup.training.tensor_parallel > 1 || setup.training.expert_parallel > 1)) {
     return "real ranks shard ZeRO's state over data-parallel replicas of whole layers: not with "

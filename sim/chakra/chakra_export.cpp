@@ -183,6 +183,7 @@ ChakraProtoMsg::GlobalMetadata metadata(const Program& p, const ChakraSource& so
   add_int32(m, "pipetwin_iterations", p.iterations);
   add_int32(m, "pipetwin_global_batch", p.global_batch);
   add_int32(m, "pipetwin_tensor_parallel", p.tensor_parallel);
+  add_int32(m, "pipetwin_context_parallel", p.context_parallel);
   add_attr(m, "pipetwin_show_ranges")->set_bool_val(p.show_ranges);
   add_int64_list(m, "pipetwin_static_bytes", p.static_bytes);
   add_int64_list(m, "pipetwin_stage_device", p.stage_device);

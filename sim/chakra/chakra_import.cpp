@@ -234,7 +234,7 @@ ChakraProgram program_from_chakra(const std::vector<ChakraRankTrace>& ranks) {
     return static_cast<int32_t>(exact ? int_or(meta, name, fallback, meta_where) : fallback);
   };
   for (const char* name : {"pipetwin_stages", "pipetwin_iterations", "pipetwin_global_batch",
-                           "pipetwin_tensor_parallel"}) {
+                           "pipetwin_tensor_parallel", "pipetwin_context_parallel"}) {
     if (exact && (int_or(meta, name, 1, meta_where) < 1 ||
                   int_or(meta, name, 1, meta_where) > std::numeric_limits<int32_t>::max())) {
       throw InputError(meta_where + ": " + name + " must be a positive 32-bit number");
@@ -377,6 +377,7 @@ ChakraProgram program_from_chakra(const std::vector<ChakraRankTrace>& ranks) {
     builder.set_stage_replicas(list32("pipetwin_stage_replicas"));
     builder.set_model_stage(list32("pipetwin_model_stage"));
     builder.set_tensor_parallel(meta_int("pipetwin_tensor_parallel", 1));
+    builder.set_context_parallel(meta_int("pipetwin_context_parallel", 1));
     const AttributeProto* ranges = find_attr(meta, "pipetwin_show_ranges");
     builder.set_show_ranges(ranges && ranges->bool_val());
   } else {

@@ -18,17 +18,19 @@ std::string replica_label(const Program& program, int32_t device) {
   return "";
 }
 
-// With tensor or data parallelism, a GPU's place in the grid, Megatron-LM's ranks:
-// " (tp 1, pp 2, dp 0)". Devices run tp innermost, then pipeline device, then replica.
+// With tensor, context or data parallelism, a GPU's place in the grid, Megatron-LM's ranks:
+// " (tp 1, pp 2, dp 0)", with " cp 1" after tp under context parallelism. Devices run tp
+// innermost, then cp, then pipeline device, then replica.
 std::string grid_label(const Program& program, int32_t device) {
-  const int32_t tp = program.tensor_parallel;
+  const int32_t tp = program.tensor_parallel, cp = program.context_parallel;
   if (program.stage_device.empty() || !program.stage_replicas.empty()) return "";
   const int32_t pipeline_devices =
-      *std::max_element(program.stage_device.begin(), program.stage_device.end()) / tp + 1;
-  const int32_t per_replica = tp * pipeline_devices;
-  if (tp == 1 && program.num_devices <= per_replica) return "";
-  return " (tp " + std::to_string(device % tp) + ", pp " +
-         std::to_string(device % per_replica / tp) + ", dp " +
+      *std::max_element(program.stage_device.begin(), program.stage_device.end()) / (tp * cp) + 1;
+  const int32_t per_replica = tp * cp * pipeline_devices;
+  if (tp * cp == 1 && program.num_devices <= per_replica) return "";
+  return " (tp " + std::to_string(device % tp) +
+         (cp > 1 ? ", cp " + std::to_string(device / tp % cp) : std::string()) + ", pp " +
+         std::to_string(device % per_replica / (tp * cp)) + ", dp " +
          std::to_string(device / per_replica) + ")";
 }
 

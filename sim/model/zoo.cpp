@@ -79,6 +79,11 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
     // residual adds work on whole activations on every tensor-parallel GPU.
     layers.back().fwd_memory_bytes_per_sample = 38 * sd * hd + 9 * ad * sd * sd;
     layers.back().tp_undivided_memory_bytes_per_sample = 22 * sd * hd;
+    // Context parallelism: keys and values (2sh), queries, keys, values and the output (4sh),
+    // and the attention core.
+    layers.back().cp_kv_bytes_per_sample = 2 * sd * hd * kHalf;
+    layers.back().cp_qkvo_bytes_per_sample = 4 * sd * hd * kHalf;
+    layers.back().cp_attention_flops_per_sample = 4 * sd * sd * hd;
   }
   // Final layernorm + logits (untied: the last stage holds its own V x h matrix, as
   // pipeline-parallel Megatron does). The loss works on fp32 logits, which is what the

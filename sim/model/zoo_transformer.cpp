@@ -136,6 +136,11 @@ ModelLayer block_layer(const TransformerShape& t, int64_t index) {
   l.checkpoint_bytes_per_sample = s * h * kHalf;
   l.fwd_memory_bytes_per_sample = s * memory;
   l.tp_undivided_memory_bytes_per_sample = s * kHalf * 10 * h;
+  // Context parallelism: the keys and values of the whole sequence, what Ulysses' all-to-alls
+  // move (queries, keys, values, then the output), and the attention core.
+  l.cp_kv_bytes_per_sample = s * (a.k + a.v) * kHalf;
+  l.cp_qkvo_bytes_per_sample = s * (a.q + a.k + a.v + a.out) * kHalf;
+  l.cp_attention_flops_per_sample = s * attention_core_flops;
   return l;
 }
 

@@ -104,6 +104,7 @@ Program ProgramBuilder::finish() && {
   p.model_stage = std::move(model_stage_);
   p.show_ranges = show_ranges_;
   p.tensor_parallel = tensor_parallel_;
+  p.context_parallel = context_parallel_;
   return std::move(program_);
 }
 

@@ -21,6 +21,9 @@ struct Program {
   bool show_ranges = false;
   // GPUs per stage (tensor parallelism): devices t + T d, t < T, run the same ops.
   int32_t tensor_parallel = 1;
+  // GPUs that split each sequence (context parallelism): devices t + T (c + C d), c < C, run
+  // the same ops on their part of it.
+  int32_t context_parallel = 1;
 
   // Instructions grouped by lane: lane L = device * kLaneCount + lane holds
   // instructions [lane_begin[L], lane_begin[L + 1]) in execution order.
@@ -96,6 +99,7 @@ class ProgramBuilder {
   void set_model_stage(std::vector<int32_t> stages) { model_stage_ = std::move(stages); }
   void set_show_ranges(bool show) { show_ranges_ = show; }
   void set_tensor_parallel(int32_t gpus_per_stage) { tensor_parallel_ = gpus_per_stage; }
+  void set_context_parallel(int32_t gpus) { context_parallel_ = gpus; }
 
   Program finish() &&;
 
@@ -111,6 +115,7 @@ class ProgramBuilder {
   std::vector<int32_t> model_stage_;
   bool show_ranges_ = false;
   int32_t tensor_parallel_ = 1;
+  int32_t context_parallel_ = 1;
 };
 
 }  // namespace pipetwin

@@ -112,7 +112,8 @@ void check_coverage(const Program& p) {
   for (int32_t i = 0; i < p.size(); ++i) {
     const Instruction& instr = p.instructions[i];
     if (!is_pass(instr.op)) continue;
-    if (instr.device % p.tensor_parallel != 0) continue;  // the other GPUs of its stage
+    // The other GPUs of its stage, and of its sequence.
+    if (instr.device % (p.tensor_parallel * p.context_parallel) != 0) continue;
     if (instr.iteration < 0 || instr.iteration >= p.iterations || instr.stage < 0 ||
         instr.stage >= p.num_stages) {
       reject(p.describe(i) + " names a stage or iteration outside the program");

@@ -42,6 +42,7 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   }
   check_tensor_parallel(check, s, setup);
   check_zero_stage(check, setup);
+  check_context_parallel(check, setup);
   if (s.model().has_zoo() && s.model().zoo().memory_efficiency() != 0) {
     add_memory_bound_kernels(check, s, setup);
   }

@@ -91,12 +91,11 @@ ScheduleSpec resolve_schedule(const ScenarioChecker& check, const proto::Scenari
                "stages (" +
                    std::to_string(p.stages()) + "), so that two weight versions suffice");
   }
-  if (int64_t{p.stages()} * training.data_parallel * training.tensor_parallel > devices) {
+  const int64_t per_stage = int64_t{training.tensor_parallel} * training.context_parallel;
+  if (int64_t{p.stages()} * training.data_parallel * per_stage > devices) {
     check.fail("schedule.stages",
                std::to_string(p.stages()) + " stages" +
-                   (training.tensor_parallel > 1
-                        ? " of " + std::to_string(training.tensor_parallel) + " GPUs"
-                        : std::string()) +
+                   (per_stage > 1 ? " of " + std::to_string(per_stage) + " GPUs" : std::string()) +
                    (training.data_parallel > 1
                         ? " x " + std::to_string(training.data_parallel) + " replicas"
                         : std::string()) +

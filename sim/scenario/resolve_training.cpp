@@ -46,6 +46,7 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
                    std::to_string(t.data_parallel()) +
                    " data-parallel replicas they are taken from (training.data_parallel)");
   }
+  check.positive(true, t.context_parallel(), "training.context_parallel");
   // Up to 1 TiB: a bucket is a slice of one stage's gradients.
   if (!(t.grad_bucket_mb() >= 0 && t.grad_bucket_mb() <= 1 << 20)) {
     check.fail("training.grad_bucket_mb",
@@ -63,7 +64,9 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
           t.recompute(),
           t.expert_parallel(),
           t.zero_stage(),
-          std::llround(t.grad_bucket_mb() * (1 << 20))};
+          std::llround(t.grad_bucket_mb() * (1 << 20)),
+          t.context_parallel(),
+          t.context_parallel_algorithm()};
 }
 
 void check_zero_stage(const ScenarioChecker& check, const ResolvedScenario& setup) {
@@ -82,6 +85,42 @@ void check_zero_stage(const ScenarioChecker& check, const ResolvedScenario& setu
     check.fail("training.zero_stage",
                "stage 3 gathers each layer's weights around its passes; with schedule.offload "
                "pipetwin does not simulate both (use stage 1 or 2)");
+  }
+}
+
+void check_context_parallel(const ScenarioChecker& check, const ResolvedScenario& setup) {
+  const int32_t cp = setup.training.context_parallel;
+  if (cp <= 1) return;
+  const bool attention =
+      std::any_of(setup.model.layers.begin(), setup.model.layers.end(),
+                  [](const ModelLayer& l) { return l.cp_kv_bytes_per_sample > 0; });
+  if (!attention || !setup.zoo) {
+    check.fail("training.context_parallel",
+               "splits the sequences of attention layers: it needs a zoo transformer or gpt "
+               "(model.zoo or model.hf_config)");
+  }
+  const int64_t seq = setup.zoo->seq_len();
+  if (seq % (2 * int64_t{cp}) != 0) {
+    check.fail("training.context_parallel",
+               std::to_string(cp) + " GPUs per sequence need model.zoo.seq_len (" +
+                   std::to_string(seq) + ") to split into " + std::to_string(2 * cp) +
+                   " equal chunks (two per GPU, for causal load balance)");
+  }
+  const int64_t tp = setup.training.tensor_parallel;
+  if (setup.training.context_parallel_algorithm == proto::Training::ULYSSES &&
+      setup.zoo->heads() % (tp * cp) != 0) {
+    check.fail("training.context_parallel_algorithm",
+               "ULYSSES gives each GPU whole attention heads: " + std::to_string(tp * cp) +
+                   " GPUs (tensor x context parallel) must divide the " +
+                   std::to_string(setup.zoo->heads()) + " heads");
+  }
+  const proto::ScheduleKind kind = setup.schedule.kind;
+  if (is_asynchronous(kind) || kind == proto::PIPEFB || kind == proto::DUALPIPE ||
+      !setup.schedule.stage_replicas.empty() || setup.freeze.enabled) {
+    check.fail("training.context_parallel",
+               "is simulated with synchronous pipelines of one device per stage: not with "
+               "asynchronous pipelines, PIPEFB, DUALPIPE, replicated stages "
+               "(schedule.stage_replicas) or freeze");
   }
 }
 

@@ -15,6 +15,8 @@ void check_tensor_parallel(const ScenarioChecker& check, const proto::Scenario& 
                            const ResolvedScenario& setup);
 
 // ZeRO: checked against the schedule, offload and freezing.
+// Context parallelism (training.context_parallel) against the model and the schedule.
+void check_context_parallel(const ScenarioChecker& check, const ResolvedScenario& setup);
 void check_zero_stage(const ScenarioChecker& check, const ResolvedScenario& setup);
 
 // Expert parallelism: checked against the model's experts and the schedule, then applied to

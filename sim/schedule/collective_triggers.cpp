@@ -34,6 +34,8 @@ Program finish_like(const Program& source, ProgramBuilder builder) {
   builder.set_stage_replicas(source.stage_replicas);
   builder.set_model_stage(source.model_stage);
   builder.set_show_ranges(source.show_ranges);
+  builder.set_tensor_parallel(source.tensor_parallel);
+  builder.set_context_parallel(source.context_parallel);
   return std::move(builder).finish();
 }
 

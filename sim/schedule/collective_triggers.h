@@ -48,7 +48,8 @@ inline bool waits_for_the_pass_itself(const Program& program, int32_t i) {
   return program.instructions[i].starts_under_compute();
 }
 
-// The rebuilt Program, with `source`'s resident bytes, stage placement and range display.
+// The rebuilt Program, with `source`'s resident bytes, stage placement, GPUs per stage and
+// range display.
 Program finish_like(const Program& source, ProgramBuilder builder);
 
 }  // namespace pipetwin

@@ -9,15 +9,24 @@ namespace pipetwin {
 namespace {
 
 // The backward on the collective's own device whose weight gradients it reduces, or -1.
+// Expert parallelism puts the backward's all-to-all in between, which the weight gradients
+// do not wait for (expert_all_to_all.h): the backward behind it.
 int32_t gradient_producer(const Program& program, int32_t i) {
   const Instruction& c = program.instructions[i];
   if ((c.op != Op::kAllreduce && c.op != Op::kReduceScatter) || c.collectives != 1 ||
       c.starts_under_compute()) {
     return -1;
   }
-  for (int32_t d : program.deps_of(i)) {
+  const auto backward = [&](int32_t d) {
     const Instruction& pass = program.instructions[d];
-    if (pass.device == c.device && computes_weight_gradient(pass.op)) return d;
+    return pass.device == c.device && computes_weight_gradient(pass.op);
+  };
+  for (int32_t d : program.deps_of(i)) {
+    if (backward(d)) return d;
+    if (program.instructions[d].op != Op::kAllToAll) continue;
+    for (int32_t e : program.deps_of(d)) {
+      if (backward(e)) return e;
+    }
   }
   return -1;
 }
@@ -43,8 +52,8 @@ std::vector<BucketPiece> bucket_pieces(int64_t bytes, int64_t bucket_bytes) {
   std::vector<BucketPiece> pieces;
   if (buckets >= 3) {
     const int64_t first = buckets - 2;
-    pieces.push_back({first * bucket_bytes,
-                      static_cast<int32_t>(std::min<int64_t>(first, 65535)), left(bucket_bytes)});
+    pieces.push_back({first * bucket_bytes, static_cast<int32_t>(std::min<int64_t>(first, 65535)),
+                      left(bucket_bytes)});
   }
   pieces.push_back({bucket_bytes, 1, left((buckets - 1) * bucket_bytes)});
   pieces.push_back({last, 1, 0.0});
@@ -76,7 +85,8 @@ Program bucket_gradients(const Program& program, int64_t bucket_bytes) {
                   static_cast<int64_t>(program.deps.size()) * 2 + n);
   std::vector<int32_t> id(n, -1);
   for (int32_t i = 0; i < n; ++i) {
-    if (program.instructions[i].lane() != Lane::kCollective) id[i] = builder.add(program.instructions[i]);
+    if (program.instructions[i].lane() != Lane::kCollective)
+      id[i] = builder.add(program.instructions[i]);
   }
 
   // Collective lanes: a split reduction's pieces that start under the backward go before the
@@ -97,8 +107,7 @@ Program bucket_gradients(const Program& program, int64_t bucket_bytes) {
       for (size_t p = 0; p + 1 < pieces.size(); ++p) {
         early.push_back({i, static_cast<int32_t>(p), trigger[i], true});
       }
-      entries.insert(entries.begin() + static_cast<std::ptrdiff_t>(at), early.begin(),
-                     early.end());
+      entries.insert(entries.begin() + static_cast<std::ptrdiff_t>(at), early.begin(), early.end());
       entries.push_back({i, static_cast<int32_t>(pieces.size()) - 1, trigger[i], false});
     }
     for (const LaneEntry& e : entries) {
@@ -122,6 +131,8 @@ Program bucket_gradients(const Program& program, int64_t bucket_bytes) {
   };
   for (int32_t i = 0; i < n; ++i) {
     for (int32_t d : program.deps_of(i)) {
+      // Buckets wait for the backward that fills them, not for its all-to-all.
+      if (producer[i] >= 0 && program.instructions[d].op == Op::kAllToAll) d = producer[i];
       // What waits for a reduction waits for all its buckets.
       for (int32_t to : made(i)) {
         for (int32_t from : made(d)) builder.add_dependency(to, from);

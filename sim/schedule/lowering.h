@@ -58,6 +58,15 @@ struct StageCost {
   int32_t ep_bwd_all_to_alls = 0;
   double ep_fwd_bytes_per_sample = 0;
   double ep_bwd_bytes_per_sample = 0;
+  // Context parallelism (sim/schedule/context_parallel.h): the layers with attention, one
+  // GPU's buffers of a pass's exchanges per sample (whole-sequence keys and values of its
+  // tensor-parallel share; Ulysses' all-to-all send buffers), and the attention's share of
+  // a forward's and a backward's compute, under which a ring runs.
+  int32_t cp_layers = 0;
+  double cp_kv_bytes_per_sample = 0;
+  double cp_qkvo_bytes_per_sample = 0;
+  double cp_fwd_attention_share = 0;
+  double cp_bwd_attention_share = 0;
 };
 
 // One pipeline, replicated `replicas` times for data parallelism: replica r runs stage
@@ -70,6 +79,9 @@ struct PipelineLayout {
   int32_t devices_per_replica = 0;
   // Replicas r with the same r mod expert_parallel hold the same experts.
   int32_t expert_parallel = 1;
+  // GPUs that split each sequence: every device of the layout stands for C of them, which
+  // hold the same weights and reduce their gradients together with the replicas'.
+  int32_t context_parallel = 1;
   std::vector<int32_t> stage_device;  // replica 0
   // Per stage, replica 0's partition of its slice for the forward and for the backward,
   // sorted by sample.

@@ -24,8 +24,9 @@ void add_updates(const LoweringContext& context, const std::vector<UpdateSlot>& 
   };
   for (const UpdateSlot& u : updates) {
     const int32_t s = u.instruction.stage;
-    const int32_t holders =
-        layout.replicas * context.stage_replicas().replicas(s) * context.copies(s);
+    // Context parallelism's C GPUs of each device hold the same weights too.
+    const int32_t holders = layout.replicas * layout.context_parallel *
+                            context.stage_replicas().replicas(s) * context.copies(s);
     const StageCost& cost = layout.costs[s];
     // Expert parallelism: each expert's gradient already holds every token routed to it;
     // it sums over the replicas holding the same experts (and DualPipe's copies) only.

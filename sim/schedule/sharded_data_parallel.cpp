@@ -126,8 +126,10 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
       const double whole = static_cast<double>(layout.costs[ins.stage].gradient_bytes);
       double saved = 0;
       for (int32_t a : *own) {
+        // With context parallelism each member stands for its C GPUs (context_parallel.h).
         const double holders =
-            static_cast<double>(program.members_of_group(program.group[a]).size());
+            static_cast<double>(program.members_of_group(program.group[a]).size()) *
+            layout.context_parallel;
         saved += program.instructions[a].bytes * (1 - 1 / holders);
       }
       if (whole > 0) copy.compute_s *= std::max(0.0, 1 - saved / whole);

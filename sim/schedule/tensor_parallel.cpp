@@ -114,6 +114,7 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
   builder.set_model_stage(program.model_stage);
   builder.set_show_ranges(program.show_ranges);
   builder.set_tensor_parallel(T);
+  builder.set_context_parallel(program.context_parallel);
   return std::move(builder).finish();
 }
 

@@ -158,8 +158,7 @@ class LaneRunner {
   bool starts_early(int32_t i, int32_t d) const {
     const Instruction& instr = p_.instructions[i];
     return instr.lane() == Lane::kCompute && p_.instructions[d].starts_under_compute() &&
-           p_.lane_index(d) ==
-               instr.device * kLaneCount + static_cast<int>(Lane::kCollective);
+           p_.lane_index(d) == instr.device * kLaneCount + static_cast<int>(Lane::kCollective);
   }
 
   // One dependency of d has been met; from another lane, d may start at `ready` at the

@@ -41,15 +41,16 @@ struct LayerCost {
   double seconds(double samples, double device_flops) const {
     return curve(device_flops).seconds(samples);
   }
-  // On each of `tensor_parallel` GPUs that split the layer: 1/T of its work, but the whole
-  // fixed time per pass (every GPU launches every kernel).
-  CostCurve curve(double device_flops, int tensor_parallel) const {
-    if (tensor_parallel == 1) return curve(device_flops);
-    CostCurve c =
-        CostCurve::linear(fixed_s + fixed_flops / device_flops / tensor_parallel,
-                          (seconds_per_sample + flops_per_sample / device_flops) / tensor_parallel +
-                              undivided_seconds_per_sample);
-    if (!points.empty()) c.add(CostCurve::measured(points).scaled(1.0 / tensor_parallel));
+  // On each of `tensor_parallel` GPUs that split the layer and `context_parallel` GPUs that
+  // split its sequence: 1/(T C) of its work (the undivided time 1/C), but the whole fixed time
+  // per pass (every GPU launches every kernel).
+  CostCurve curve(double device_flops, int tensor_parallel, int context_parallel = 1) const {
+    if (tensor_parallel == 1 && context_parallel == 1) return curve(device_flops);
+    const double split = static_cast<double>(tensor_parallel) * context_parallel;
+    CostCurve c = CostCurve::linear(fixed_s + fixed_flops / device_flops / split,
+                                    (seconds_per_sample + flops_per_sample / device_flops) / split +
+                                        undivided_seconds_per_sample / context_parallel);
+    if (!points.empty()) c.add(CostCurve::measured(points).scaled(1.0 / split));
     return c;
   }
 };
@@ -113,6 +114,13 @@ struct ModelLayer {
   // expert-parallel GPUs, each of moe.dispatch_bytes_per_sample (set by apply_expert_parallel).
   int32_t ep_fwd_all_to_alls = 0;
   int32_t ep_bwd_all_to_alls = 0;
+  // Context parallelism (sim/schedule/context_parallel.h), per sample, 16-bit: the keys and
+  // values of the whole sequence (what ring attention passes around and ALL_GATHER gathers),
+  // the queries, keys, values and attention output (what Ulysses' all-to-alls move), and the
+  // attention core's forward FLOPs (QK^T and the product with V), under which a ring hides.
+  double cp_kv_bytes_per_sample = 0;
+  double cp_qkvo_bytes_per_sample = 0;
+  double cp_attention_flops_per_sample = 0;
   // Indices (into ModelSpec::layers) of the later layers that read this layer's output.
   // A chain has {i + 1}; a DAG (ResNet branches) may have several. The bytes crossing a
   // cut between layer k and k+1 are the outputs of layers <= k read by a layer > k.

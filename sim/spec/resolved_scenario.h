@@ -33,6 +33,10 @@ struct TrainingSpec {
   // Gradient buckets of this many bytes, each reduced under the backward that fills it
   // (training.grad_bucket_mb; sim/schedule/gradient_buckets.h); 0: one block at its end
   int64_t grad_bucket_bytes = 0;
+  // GPUs that split each sequence (training.context_parallel; sim/schedule/context_parallel.h),
+  // between tensor and pipeline parallelism in the rank order
+  int32_t context_parallel = 1;
+  proto::Training::ContextParallelAlgorithm context_parallel_algorithm = proto::Training::RING;
 };
 
 // Offload to host memory (schedule.offload). `stages` holds the policy's choice: every stage

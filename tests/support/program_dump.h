@@ -52,6 +52,7 @@ void program_dump(const Program& p, Write&& write) {
   put(out, "batch", p.global_batch);
   put(out, "show_ranges", p.show_ranges ? 1 : 0);
   put(out, "tensor_parallel", p.tensor_parallel);
+  if (p.context_parallel != 1) put(out, "context_parallel", p.context_parallel);
   write(out + '\n');
   write(list("lane_begin", p.lane_begin));
   for (int32_t i = 0; i < p.size(); ++i) {

@@ -112,6 +112,37 @@ TEST_F(ScenarioErrors, ZeroStageWithASchedulePipetwinCannotShard) {
                      "14", "zero_stage", "");
 }
 
+TEST_F(ScenarioErrors, GradientBucketsOfANegativeSize) {
+  expect_input_error(
+      simulate(replace(kUniform, "iterations: 1", "iterations: 1 grad_bucket_mb: -1")), "14",
+      "training.grad_bucket_mb", "must be between 0");
+}
+
+// A GPT whose sequences of 1024 tokens and 16 heads context parallelism must split.
+const char* kLongContext = R"(name: "cp"
+cluster { preset: "dgx-h100" nodes: 2 }
+model { zoo { name: "gpt" layers: 4 hidden: 1024 seq_len: 1024 heads: 16 vocab: 1000 } }
+training { global_batch: 8 microbatches: 4 tensor_parallel: 2 context_parallel: 4 }
+schedule { kind: ONE_F_ONE_B stages: 2 }
+)";
+
+TEST_F(ScenarioErrors, ContextParallelismThatDoesNotSplit) {
+  EXPECT_EQ(simulate(kLongContext).exit_code, 0);
+  expect_input_error(simulate(replace(kLongContext, "seq_len: 1024", "seq_len: 1028")), "4",
+                     "training.context_parallel", "into 8 equal chunks");
+  expect_input_error(simulate(replace(kLongContext, "context_parallel: 4",
+                                      "context_parallel: 4 context_parallel_algorithm: ULYSSES"),
+                              "--set model.zoo.heads=4"),
+                     "4", "training.context_parallel_algorithm", "must divide the 4 heads");
+  expect_input_error(simulate(replace(kLongContext, "kind: ONE_F_ONE_B", "kind: PIPEDREAM_2BW")),
+                     "4", "training.context_parallel", "not with asynchronous pipelines");
+  expect_input_error(simulate(replace(kLongContext, "context_parallel: 4", "context_parallel: 0")),
+                     "4", "training.context_parallel", "");
+  expect_input_error(
+      simulate(replace(kUniform, "iterations: 1", "iterations: 1 context_parallel: 2")), "14",
+      "training.context_parallel", "needs a zoo transformer or gpt");
+}
+
 TEST_F(ScenarioErrors, MicrobatchesLargerThanBatch) {
   expect_input_error(simulate(replace(kUniform, "microbatches: 8", "microbatches: 33")), "14",
                      "training.microbatches", "cannot split a batch of 32");
