@@ -6,7 +6,9 @@ Every row: a GPT of the row's blocks, hidden size and heads, 2048-token sequence
 51,200-word vocabulary, on DGX A100 80GB nodes (dgx-a100 preset: NVSwitch inside a node, one
 200 Gb/s HDR InfiniBand port per GPU), fp16 with fp32 master weights and Adam, every block
 recomputed (training.recompute: FULL), 1F1B with microbatches of one sequence, the row's
-tensor- and pipeline-parallel sizes and data parallelism over the rest of its GPUs.
+tensor- and pipeline-parallel sizes and data parallelism over the rest of its GPUs, whose
+gradients are all-reduced in one block after the pipeline flush, as Megatron-LM then did
+(the scenario's grad_bucket_mb: 0).
 
 Throughput is counted as the paper counts it: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h))
 FLOPs per step (the recomputed forward included), divided by the step time and the GPUs.

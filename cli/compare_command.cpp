@@ -97,9 +97,12 @@ void print_comparison(std::ostream& out, const TimelineComparison& c, const Comp
     out << "  only in " << lb << ": " << unmatched_text(c.first_unmatched_b, c.unmatched_b) << "\n";
   }
   if (c.duplicate_keys_a + c.duplicate_keys_b > 0) {
-    out << "  warning: " << c.duplicate_keys_a << " spans of " << la << " and "
-        << c.duplicate_keys_b << " of " << lb
-        << " repeat a key (device, op, stage, range, iteration) of an earlier span\n";
+    // Expected where one pass has several collectives of one kind (gradient buckets, ZeRO-3's
+    // gathers); suspicious where the two timelines count them differently.
+    out << "  note: " << c.duplicate_keys_a << " spans of " << la << " and " << c.duplicate_keys_b
+        << " of " << lb
+        << " repeat a key (device, op, stage, range, iteration) of an earlier span; such spans"
+           " pair in start order\n";
   }
 
   const size_t col = std::max<size_t>(14, label_width + 2);

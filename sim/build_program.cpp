@@ -90,7 +90,7 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
           static_cast<int64_t>(versions.alive[s] - 1) * layout.costs[s].weight_bytes;
     }
   }
-  program = bucket_gradients(program, setup.training.grad_bucket_bytes);
+  program = bucket_gradients(program, layout, setup.training.grad_bucket_bytes);
   if (setup.training.tensor_parallel > 1) {
     program = expand_tensor_parallel(program, layout, setup.training.tensor_parallel);
   }
@@ -425,7 +425,7 @@ Program build_program(const ResolvedScenario& setup) {
   if (setup.training.zero_stage > 0) {
     program = shard_data_parallel(program, layout, setup.training.zero_stage);
   }
-  program = bucket_gradients(program, setup.training.grad_bucket_bytes);
+  program = bucket_gradients(program, layout, setup.training.grad_bucket_bytes);
   if (setup.training.context_parallel > 1) {
     program = expand_context_parallel(program, layout, setup.training.context_parallel,
                                       setup.training.context_parallel_algorithm);

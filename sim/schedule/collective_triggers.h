@@ -24,8 +24,10 @@ std::vector<int32_t> collective_triggers(const Program& program,
 // One entry of a collective lane being rebuilt: a collective the Program had, or a new one
 // for compute op `index`, ordered by the compute position that triggers it. At a tie the new
 // one comes first: a backward's own collective precedes the gradient all-reduce that waits
-// for that backward. Only an existing collective that starts under that compute op (a
-// gradient bucket, Instruction::lead_s) comes before: it is ready before the op ends.
+// for that backward. Only an existing collective that starts under that compute op and
+// gates what follows it (context parallelism's ring, Instruction::lead_s) comes before: it is
+// ready before the op ends. Gradient buckets, which only the update waits for, do not: they
+// would delay the collectives on the critical path.
 struct CollectiveLaneEntry {
   int32_t position = 0;
   bool existing = false;
@@ -37,9 +39,22 @@ struct CollectiveLaneEntry {
   }
 };
 
+// Whether only updates wait for collective i, directly or through other collectives (a
+// gradient reduction), rather than a pass or a transfer.
+inline bool feeds_only_updates(const Program& program, int32_t i) {
+  for (int32_t d : program.dependents_of(i)) {
+    const Instruction& next = program.instructions[d];
+    const bool update = next.op == Op::kOptim ||
+                        (next.lane() == Lane::kCollective && feeds_only_updates(program, d));
+    if (!update) return false;
+  }
+  return true;
+}
+
 // The entry of the Program's collective i, triggered at compute position `trigger`.
 inline CollectiveLaneEntry existing_entry(const Program& program, int32_t i, int32_t trigger) {
-  return {trigger, true, i, program.instructions[i].starts_under_compute()};
+  return {trigger, true, i,
+          program.instructions[i].starts_under_compute() && !feeds_only_updates(program, i)};
 }
 
 // Whether instruction i waits for pass d itself rather than for the collectives that follow

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <span>
 
-#include "sim/schedule/collective_triggers.h"
+#include "sim/schedule/collective_triggers.h"  // finish_like
 
 namespace pipetwin {
 namespace {
@@ -31,15 +31,6 @@ int32_t gradient_producer(const Program& program, int32_t i) {
   return -1;
 }
 
-// One entry of a rebuilt collective lane: collective `source` whole (piece -1) or one of
-// its pieces.
-struct LaneEntry {
-  int32_t source = 0;
-  int32_t piece = -1;
-  int32_t trigger = 0;
-  bool early = false;
-};
-
 }  // namespace
 
 std::vector<BucketPiece> bucket_pieces(int64_t bytes, int64_t bucket_bytes) {
@@ -60,8 +51,14 @@ std::vector<BucketPiece> bucket_pieces(int64_t bytes, int64_t bucket_bytes) {
   return pieces;
 }
 
-Program bucket_gradients(const Program& program, int64_t bucket_bytes) {
+Program bucket_gradients(const Program& program, const PipelineLayout& layout,
+                         int64_t bucket_bytes) {
   if (bucket_bytes <= 0) return program;
+  const auto bucket_of = [&](const Instruction& c) {
+    if (c.op != Op::kReduceScatter) return bucket_bytes;
+    const StageCost& cost = layout.costs[c.stage];
+    return std::max(bucket_bytes, cost.gradient_bytes / std::max(1, cost.layers));
+  };
   const int32_t n = program.size();
   // A group is split when each of its members reduces gradients of more than one bucket (the
   // members hold equal bytes, so they split alike).
@@ -70,7 +67,8 @@ Program bucket_gradients(const Program& program, int64_t bucket_bytes) {
   for (int32_t g = 0; g < program.num_groups(); ++g) {
     const auto members = program.members_of_group(g);
     const bool split = std::all_of(members.begin(), members.end(), [&](int32_t m) {
-      return program.instructions[m].bytes > bucket_bytes && gradient_producer(program, m) >= 0;
+      const Instruction& c = program.instructions[m];
+      return c.bytes > bucket_of(c) && gradient_producer(program, m) >= 0;
     });
     if (!split) continue;
     for (int32_t m : members) producer[m] = gradient_producer(program, m);
@@ -78,7 +76,6 @@ Program bucket_gradients(const Program& program, int64_t bucket_bytes) {
   }
   if (!any) return program;
 
-  const std::vector<int32_t> trigger = collective_triggers(program, compute_positions(program));
   ProgramBuilder builder(program.num_devices, program.num_stages, program.iterations,
                          program.global_batch);
   builder.reserve(static_cast<int64_t>(n) + 2 * (n / 4 + 1),
@@ -89,39 +86,27 @@ Program bucket_gradients(const Program& program, int64_t bucket_bytes) {
       id[i] = builder.add(program.instructions[i]);
   }
 
-  // Collective lanes: a split reduction's pieces that start under the backward go before the
-  // collectives of the same trigger that wait for its end; the last stays in its place.
+  // Collective lanes: a split reduction's pieces take its place, after the collectives the
+  // same backward triggers (its expert all-to-all, ZeRO-3's gather for the next pass). Those
+  // sit on the critical path, where frameworks run the buckets on a stream of their own; one
+  // lane per GPU cannot run both at once, and a bucket ahead of them would delay every stage
+  // upstream of it.
   std::vector<std::vector<int32_t>> piece_ids(n);
   for (int32_t device = 0; device < program.num_devices; ++device) {
     const int32_t lane = device * kLaneCount + static_cast<int>(Lane::kCollective);
-    std::vector<LaneEntry> entries;
     for (int32_t i = program.lane_begin[lane]; i < program.lane_begin[lane + 1]; ++i) {
+      const Instruction& source = program.instructions[i];
       if (producer[i] < 0) {
-        entries.push_back({i, -1, trigger[i], false});
+        id[i] = builder.add(source);
         continue;
       }
-      const auto pieces = bucket_pieces(program.instructions[i].bytes, bucket_bytes);
-      size_t at = entries.size();
-      while (at > 0 && entries[at - 1].trigger == trigger[i] && !entries[at - 1].early) --at;
-      std::vector<LaneEntry> early;
-      for (size_t p = 0; p + 1 < pieces.size(); ++p) {
-        early.push_back({i, static_cast<int32_t>(p), trigger[i], true});
+      for (const BucketPiece& piece : bucket_pieces(source.bytes, bucket_of(source))) {
+        Instruction c = source;
+        c.bytes = piece.bytes;
+        c.collectives = static_cast<uint16_t>(piece.buckets);
+        c.lead_s = piece.lead_share * program.instructions[producer[i]].compute_s;
+        piece_ids[i].push_back(builder.add(c));
       }
-      entries.insert(entries.begin() + static_cast<std::ptrdiff_t>(at), early.begin(), early.end());
-      entries.push_back({i, static_cast<int32_t>(pieces.size()) - 1, trigger[i], false});
-    }
-    for (const LaneEntry& e : entries) {
-      const Instruction& source = program.instructions[e.source];
-      if (e.piece < 0) {
-        id[e.source] = builder.add(source);
-        continue;
-      }
-      const BucketPiece piece = bucket_pieces(source.bytes, bucket_bytes)[e.piece];
-      Instruction c = source;
-      c.bytes = piece.bytes;
-      c.collectives = static_cast<uint16_t>(piece.buckets);
-      c.lead_s = piece.lead_share * program.instructions[producer[e.source]].compute_s;
-      piece_ids[e.source].push_back(builder.add(c));
     }
   }
 

@@ -19,9 +19,11 @@
 // Only the end of the last is exact in each engine's terms; in between, the first piece holds
 // its links for the span of its buckets.
 //
-// Pieces that start under the backward take the collective lane before the collectives its
-// end triggers (an expert all-to-all, ZeRO-3's gather of the next pass), and the tensor-
-// parallel expansion keeps them before the pass's own all-reduce (collective_triggers.h).
+// The pieces keep the reduction's place on the collective lane, after the collectives its
+// backward triggers (tensor-parallel all-reduce, expert all-to-all): those gate the pipeline,
+// and one lane per GPU runs one collective at a time, where frameworks give the buckets a
+// stream of their own. So buckets start under a backward only where no such collective
+// follows it.
 // Runs after sharded data parallelism and before the tensor-parallel expansion.
 #pragma once
 
@@ -29,6 +31,7 @@
 #include <vector>
 
 #include "sim/program/program.h"
+#include "sim/schedule/lowering.h"
 
 namespace pipetwin {
 
@@ -44,6 +47,10 @@ struct BucketPiece {
 // bucket_bytes is 0 or the gradients fit one bucket).
 std::vector<BucketPiece> bucket_pieces(int64_t bytes, int64_t bucket_bytes);
 
-Program bucket_gradients(const Program& program, int64_t bucket_bytes);
+// ZeRO's reduce-scatters are bucketed no finer than a layer's gradients of their stage:
+// FSDP reduces one wrapped block at a time, and DeepSpeed's default bucket (500M elements)
+// is coarser still.
+Program bucket_gradients(const Program& program, const PipelineLayout& layout,
+                         int64_t bucket_bytes);
 
 }  // namespace pipetwin

@@ -244,7 +244,15 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"builtin:mixtral-8x7b-64gpu",
              {"cluster.nodes=1", "model.zoo.layers=2", "schedule.stages=2",
               "training.data_parallel=2", "training.expert_parallel=2", "training.global_batch=4",
-              "training.microbatches=2"}}),
+              "training.microbatches=2"}},
+        // Context parallelism: each pass's ring (under the pass: pipetwin_lead_s) and
+        // Ulysses' all-to-alls; gradient buckets over data- and context-parallel GPUs.
+        Case{"builtin:quickstart",
+             {"cluster.gpus_per_node=8", "training.context_parallel=2", "training.data_parallel=2",
+              "schedule.stages=2"}},
+        Case{"builtin:quickstart",
+             {"cluster.gpus_per_node=8", "training.context_parallel=2",
+              "training.context_parallel_algorithm=ULYSSES", "schedule.stages=2"}}),
     [](const ::testing::TestParamInfo<Case>& info) { return "Case" + std::to_string(info.index); });
 
 // The cases cover every kind of node the export writes.
