@@ -140,7 +140,7 @@ TEST_P(ShippedScenarioSimulates, WithExitZero) {
   const bool shrink = testing::kSanitized && testing::cluster_sized(GetParam());
   const CliResult r =
       run_pipetwin("simulate builtin:" + GetParam() + ".textproto --allow-oom --json" +
-                   (shrink ? testing::kOneSmallReplica : ""));
+                   (shrink ? testing::one_small_replica(GetParam()) : ""));
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 

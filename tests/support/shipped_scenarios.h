@@ -38,8 +38,14 @@ inline bool cluster_sized(const std::string& name) {
   return std::regex_search(name, m, std::regex("([0-9]+)gpu")) && std::stoi(m[1]) >= 256;
 }
 
-inline constexpr const char* kOneSmallReplica =
-    " --set training.data_parallel=1 --set training.global_batch=32"
-    " --set training.microbatches=32 --set training.expert_parallel=1";
+// The overrides that shrink a cluster-sized scenario to one replica of 32 microbatches, and
+// one that splits its sequences ("-cp<N>" in its name, N GPUs per sequence) to 2 GPUs each.
+inline std::string one_small_replica(const std::string& name) {
+  std::string set =
+      " --set training.data_parallel=1 --set training.global_batch=32"
+      " --set training.microbatches=32 --set training.expert_parallel=1";
+  if (std::regex_search(name, std::regex("-cp[0-9]+"))) set += " --set training.context_parallel=2";
+  return set;
+}
 
 }  // namespace pipetwin::testing

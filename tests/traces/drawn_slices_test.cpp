@@ -165,14 +165,16 @@ TEST(DrawnSlices, OverlappingMeasurementsAreCutAtTheNextStart) {
 class ShippedScenario : public ::testing::TestWithParam<std::string> {};
 
 // One process per scenario, each with its own time limit. Cluster-sized scenarios run with
-// one replica of 32 microbatches (DualPipe's least on 16 stages), so without expert
-// parallelism, whose all-to-alls the smaller MoE scenarios draw: nesting does not depend on
-// the scale, and their full size would take minutes in sanitized builds.
+// one replica of 32 microbatches (DualPipe's least on 16 stages) and 2 GPUs per sequence
+// under context parallelism, so without expert parallelism, whose all-to-alls the smaller MoE
+// scenarios draw: nesting does not depend on the scale, and their full size would take minutes in
+// sanitized builds.
 TEST_P(ShippedScenario, NestsCleanlyOnBothEngines) {
   const testing::TempDir dir;
   const auto path =
       std::filesystem::path(PIPETWIN_SOURCE_DIR) / "scenarios" / (GetParam() + ".textproto");
-  const std::string smaller = testing::cluster_sized(GetParam()) ? testing::kOneSmallReplica : "";
+  const std::string smaller =
+      testing::cluster_sized(GetParam()) ? testing::one_small_replica(GetParam()) : "";
   for (const char* engine : {"analytic", "simgrid"}) {
     const std::string name = GetParam() + "." + engine;
     const std::filesystem::path trace = dir.path() / (name + ".json");
