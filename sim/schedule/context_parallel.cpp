@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/schedule/collective_triggers.h"
+#include "sim/schedule/device_copies.h"
 
 namespace pipetwin {
 namespace {
@@ -50,21 +51,10 @@ Program expand_context_parallel(const Program& program, const PipelineLayout& la
                          program.global_batch);
   builder.reserve(static_cast<int64_t>(n) * C * 2,
                   static_cast<int64_t>(program.deps.size()) * C * 2 + static_cast<int64_t>(n) * C);
-  std::vector<int32_t> copy(static_cast<size_t>(n) * C, -1);  // (i, c) -> builder id
-  const auto at = [&](int32_t i, int32_t c) -> int32_t& {
-    return copy[static_cast<size_t>(i) * C + c];
-  };
-  const auto place = [&](Instruction ins, int32_t c) {
-    ins.device = ins.device * C + c;
-    if (ins.peer_device >= 0) ins.peer_device = ins.peer_device * C + c;
-    return ins;
-  };
-
   // Everything but the collective lanes, lane by lane in order.
-  for (int32_t i = 0; i < n; ++i) {
-    if (program.instructions[i].lane() == Lane::kCollective) continue;
-    for (int32_t c = 0; c < C; ++c) at(i, c) = builder.add(place(program.instructions[i], c));
-  }
+  DeviceCopies copies(program, C, builder);
+  const auto at = [&](int32_t i, int32_t c) -> int32_t& { return copies.at(i, c); };
+  const auto place = [&](const Instruction& ins, int32_t c) { return copies.place(ins, c); };
   // Each device's collective lane, in the order of what triggers its entries.
   const std::vector<int32_t> position = compute_positions(program);
   const std::vector<int32_t> trigger = collective_triggers(program, position);
@@ -150,16 +140,8 @@ Program expand_context_parallel(const Program& program, const PipelineLayout& la
     }
     builder.group(group);
   }
-  std::vector<int64_t> resident;
-  for (int64_t bytes : program.static_bytes) resident.insert(resident.end(), C, bytes);
-  std::vector<int32_t> stage_device;
-  for (int32_t d : program.stage_device) stage_device.push_back(d * C);
-  builder.set_static_bytes(std::move(resident));
-  builder.set_stage_device(std::move(stage_device));
-  builder.set_model_stage(program.model_stage);
-  builder.set_show_ranges(program.show_ranges);
   builder.set_context_parallel(C);
-  return std::move(builder).finish();
+  return copies.finish(std::move(builder));
 }
 
 }  // namespace pipetwin

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/schedule/collective_triggers.h"
+#include "sim/schedule/device_copies.h"
 
 namespace pipetwin {
 
@@ -17,15 +18,10 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
                          program.global_batch);
   builder.reserve(static_cast<int64_t>(n) * T * 2,
                   static_cast<int64_t>(program.deps.size()) * T * 3 + static_cast<int64_t>(n) * T);
-  std::vector<int32_t> copy(static_cast<size_t>(n) * T, -1);  // (i, t) -> builder id
-  const auto at = [&](int32_t i, int32_t t) -> int32_t& {
-    return copy[static_cast<size_t>(i) * T + t];
-  };
-  const auto place = [&](Instruction ins, int32_t t) {
-    ins.device = ins.device * T + t;
-    if (ins.peer_device >= 0) ins.peer_device = ins.peer_device * T + t;
-    return ins;
-  };
+  // Everything but the collective lanes, lane by lane in order.
+  DeviceCopies copies(program, T, builder);
+  const auto at = [&](int32_t i, int32_t t) -> int32_t& { return copies.at(i, t); };
+  const auto place = [&](const Instruction& ins, int32_t t) { return copies.place(ins, t); };
 
   // Compute-lane positions, for ordering the collective lanes.
   const std::vector<int32_t> position = compute_positions(program);
@@ -41,11 +37,6 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
     return {std::llround(per_sample * ins.range.size()), count};
   };
 
-  // Everything but the collective lanes, lane by lane in order.
-  for (int32_t i = 0; i < n; ++i) {
-    if (program.instructions[i].lane() == Lane::kCollective) continue;
-    for (int32_t t = 0; t < T; ++t) at(i, t) = builder.add(place(program.instructions[i], t));
-  }
   // Each device's collective lane, in the order of what triggers its entries.
   std::vector<std::vector<CollectiveLaneEntry>> lanes(program.num_devices);
   for (int32_t i = 0; i < n; ++i) {
@@ -105,17 +96,9 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
       builder.group(members);
     }
   }
-  std::vector<int64_t> resident;
-  for (int64_t bytes : program.static_bytes) resident.insert(resident.end(), T, bytes);
-  std::vector<int32_t> stage_device;
-  for (int32_t d : program.stage_device) stage_device.push_back(d * T);
-  builder.set_static_bytes(std::move(resident));
-  builder.set_stage_device(std::move(stage_device));
-  builder.set_model_stage(program.model_stage);
-  builder.set_show_ranges(program.show_ranges);
   builder.set_tensor_parallel(T);
   builder.set_context_parallel(program.context_parallel);
-  return std::move(builder).finish();
+  return copies.finish(std::move(builder));
 }
 
 }  // namespace pipetwin
