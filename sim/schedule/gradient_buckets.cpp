@@ -1,7 +1,7 @@
 #include "sim/schedule/gradient_buckets.h"
 
 #include <algorithm>
-#include <span>
+#include <cstdint>
 
 #include "sim/schedule/collective_triggers.h"  // finish_like
 
@@ -91,7 +91,8 @@ Program bucket_gradients(const Program& program, const PipelineLayout& layout,
   // sit on the critical path, where frameworks run the buckets on a stream of their own; one
   // lane per GPU cannot run both at once, and a bucket ahead of them would delay every stage
   // upstream of it.
-  std::vector<std::vector<int32_t>> piece_ids(n);
+  // A split reduction's pieces get consecutive ids from id[i] on, pieces[i] of them.
+  std::vector<uint8_t> pieces(n, 1);
   for (int32_t device = 0; device < program.num_devices; ++device) {
     const int32_t lane = device * kLaneCount + static_cast<int>(Lane::kCollective);
     for (int32_t i = program.lane_begin[lane]; i < program.lane_begin[lane + 1]; ++i) {
@@ -100,27 +101,28 @@ Program bucket_gradients(const Program& program, const PipelineLayout& layout,
         id[i] = builder.add(source);
         continue;
       }
-      for (const BucketPiece& piece : bucket_pieces(source.bytes, bucket_of(source))) {
+      const std::vector<BucketPiece> split = bucket_pieces(source.bytes, bucket_of(source));
+      pieces[i] = static_cast<uint8_t>(split.size());
+      for (size_t p = 0; p < split.size(); ++p) {
         Instruction c = source;
-        c.bytes = piece.bytes;
-        c.collectives = static_cast<uint16_t>(piece.buckets);
-        c.lead_s = piece.lead_share * program.instructions[producer[i]].compute_s;
-        piece_ids[i].push_back(builder.add(c));
+        c.bytes = split[p].bytes;
+        c.collectives = static_cast<uint16_t>(split[p].buckets);
+        c.lead_s = split[p].lead_share * program.instructions[producer[i]].compute_s;
+        const int32_t made = builder.add(c);
+        if (p == 0) id[i] = made;
       }
     }
   }
 
-  const auto made = [&](int32_t i) -> std::span<const int32_t> {
-    if (producer[i] < 0) return {&id[i], 1};
-    return piece_ids[i];
-  };
   for (int32_t i = 0; i < n; ++i) {
     for (int32_t d : program.deps_of(i)) {
       // Buckets wait for the backward that fills them, not for its all-to-all.
       if (producer[i] >= 0 && program.instructions[d].op == Op::kAllToAll) d = producer[i];
       // What waits for a reduction waits for all its buckets.
-      for (int32_t to : made(i)) {
-        for (int32_t from : made(d)) builder.add_dependency(to, from);
+      for (int32_t to = id[i]; to < id[i] + pieces[i]; ++to) {
+        for (int32_t from = id[d]; from < id[d] + pieces[d]; ++from) {
+          builder.add_dependency(to, from);
+        }
       }
     }
     if (program.partner[i] >= 0 && is_send(program.instructions[i].op)) {
@@ -129,10 +131,9 @@ Program bucket_gradients(const Program& program, const PipelineLayout& layout,
   }
   for (int32_t g = 0; g < program.num_groups(); ++g) {
     const auto members = program.members_of_group(g);
-    const size_t count = made(members.front()).size();
-    for (size_t p = 0; p < count; ++p) {
+    for (int32_t p = 0; p < pieces[members.front()]; ++p) {
       std::vector<int32_t> group;
-      for (int32_t m : members) group.push_back(made(m)[p]);
+      for (int32_t m : members) group.push_back(id[m] + p);
       builder.group(group);
     }
   }
