@@ -82,7 +82,7 @@ RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
       device_spans[found->second].compute.emplace_back(span.start_s, span.end_s);
     } else if (span.lane == "send" || span.lane == "recv") {
       device_spans[found->second].comm.emplace_back(span.start_s, span.end_s);
-    } else if (span.lane == "collective") {
+    } else if (span.lane == "collective" || span.lane == "data-parallel") {
       device_spans[found->second].collective.emplace_back(span.start_s, span.end_s);
     }
   }

@@ -45,7 +45,7 @@ int kind_of(const Span& span) {
   if (op == "OPTIM") return 7;
   if (span.lane == "send" || op.rfind("SEND", 0) == 0) return 4;
   if (span.lane == "recv" || op.rfind("RECV", 0) == 0) return 5;
-  if (span.lane == "collective" || op == "ALLREDUCE") return 6;
+  if (span.lane == "collective" || span.lane == "data-parallel" || op == "ALLREDUCE") return 6;
   return 8;
 }
 

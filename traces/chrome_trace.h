@@ -8,9 +8,10 @@
 //            (traces/drawn_slices.h); a span that takes no time once drawn is a ph "i"
 //            (s "t") event with the same args. pid = the device's node,
 //            tid = device * kChromeTidsPerDevice + lane index. Lane indices: compute 0, send 1,
-//            recv 2, copy 3, collective 4; any other lane name takes 5, 6, 7 in order of first
-//            appearance (a fourth unknown lane is an error). cat = the lane name. args carry
-//            every Span field, with start_s/end_s as the exact doubles (ts/dur are for display).
+//            recv 2, copy 3, collective 4, data-parallel 5; any other lane name takes 6, 7, 8
+//            in order of first appearance (a fourth unknown lane is an error). cat = the lane name.
+//            args carry every Span field, with start_s/end_s as the exact doubles (ts/dur are for
+//            display).
 //   flow     a SEND-lane and a RECV-lane span sharing a non-zero flow_id (and no other span
 //            sharing it) get ph "s" / ph "f" (bp "e"), id = flow_id, cat "flow", name
 //            "transfer", each placed mid-slice: a flow event binds to the slice enclosing its
@@ -44,8 +45,9 @@
 
 namespace pipetwin {
 
-// Ten lanes would not fit: tids are device-major so that lanes of one device sort together.
-inline constexpr int kChromeTidsPerDevice = 8;
+// The six lanes of a Program and three spare ones; tids are device-major so that lanes of one
+// device sort together.
+inline constexpr int kChromeTidsPerDevice = 9;
 
 // The pid of the "network" process that holds the link counters. Node pids are node ids, so
 // this is far above any real node count; when timeline.links is not empty, a device on a node

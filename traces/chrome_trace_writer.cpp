@@ -26,7 +26,8 @@ namespace {
 constexpr std::size_t kChunkBytes = 1 << 16;
 
 // Fixed lanes first, in the order docs/schedules.md ("The Program") lists them.
-constexpr std::string_view kKnownLanes[] = {"compute", "send", "recv", "copy", "collective"};
+constexpr std::string_view kKnownLanes[] = {"compute", "send",       "recv",
+                                            "copy",    "collective", "data-parallel"};
 constexpr int kComputeLane = 0;
 constexpr int kSendLane = 1;
 constexpr int kRecvLane = 2;

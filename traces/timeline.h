@@ -18,7 +18,7 @@ struct TimelineDevice {
 // One instruction's execution on one lane.
 struct Span {
   int32_t device = 0;
-  std::string lane;  // "compute", "send", "recv", "copy", "collective"
+  std::string lane;  // "compute", "send", "recv", "copy", "collective", "data-parallel"
   std::string name;  // text form of the instruction: "2F0", "1SEND_A3", "2F[0,48)"
   std::string op;    // "FWD", "BWD", "SEND_ACT", "RECV_ACT", "SEND_GRAD", "RECV_GRAD", "OPTIM"
   int32_t stage = -1;

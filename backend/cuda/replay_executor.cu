@@ -25,7 +25,7 @@ namespace {
 
 using namespace cuda_support;
 
-// Every transfer pair and all-reduce group gets its own communicator, split from the
+// Every transfer pair and collective group (per lane) gets its own communicator, split from the
 // session's world communicator: each is then driven by one stream per member, in the
 // same order on every member, as NCCL needs.
 class Communicators {
@@ -35,9 +35,9 @@ class Communicators {
       const bool member = plan.rank == from || plan.rank == to;
       pairs_[{from, to}] = split(member);
     }
-    for (const auto& members : plan.groups) {
+    for (const auto& [lane, members] : plan.groups) {
       const bool member = std::find(members.begin(), members.end(), plan.rank) != members.end();
-      groups_[members] = split(member);
+      groups_[{lane, members}] = split(member);
     }
   }
   Communicators(const Communicators&) = delete;
@@ -51,7 +51,9 @@ class Communicators {
 
   ncclComm_t world() const { return world_; }
   ncclComm_t pair(int from, int to) const { return pairs_.at({from, to}); }
-  ncclComm_t group(const std::vector<int32_t>& members) const { return groups_.at(members); }
+  ncclComm_t group(int lane, const std::vector<int32_t>& members) const {
+    return groups_.at({lane, members});
+  }
 
  private:
   // Every rank takes part in every split, in the same order; non-members get no comm.
@@ -63,7 +65,7 @@ class Communicators {
 
   ncclComm_t world_;
   std::map<std::pair<int32_t, int32_t>, ncclComm_t> pairs_;
-  std::map<std::vector<int32_t>, ncclComm_t> groups_;
+  std::map<std::pair<int, std::vector<int32_t>>, ncclComm_t> groups_;
 };
 
 // BF16 values of either sign in [0.5, 1), from a hash of the index.
@@ -366,10 +368,10 @@ class Replay : public LaneDevice {
             ncclRecv(recv_, 1, ncclChar, pair_rank(to, from), comms_->pair(from, to), stream));
       }
     }
-    for (const auto& members : plan_.groups) {
+    for (const auto& [lane, members] : plan_.groups) {
       if (std::find(members.begin(), members.end(), plan_.rank) == members.end()) continue;
-      PIPETWIN_CHECK(
-          ncclAllReduce(scratch_, scratch_, 1, ncclFloat, ncclSum, comms_->group(members), stream));
+      PIPETWIN_CHECK(ncclAllReduce(scratch_, scratch_, 1, ncclFloat, ncclSum,
+                                   comms_->group(lane, members), stream));
     }
     PIPETWIN_CHECK(cudaStreamSynchronize(stream));
   }
@@ -408,7 +410,7 @@ class Replay : public LaneDevice {
   // Pairwise exchange: one block of ceil(bytes / n) to and from every other member, in one
   // NCCL group (the block for itself stays local).
   void all_to_all(const ReplayOp& op, int64_t bytes, cudaStream_t stream) {
-    ncclComm_t comm = comms_->group(op.group);
+    ncclComm_t comm = comms_->group(op.lane, op.group);
     const int n = static_cast<int>(op.group.size());
     const size_t block = static_cast<size_t>((bytes + n - 1) / n);
     const int me = static_cast<int>(std::find(op.group.begin(), op.group.end(), plan_.rank) -
@@ -427,7 +429,7 @@ class Replay : public LaneDevice {
   // ZeRO's collectives in place on the scratch buffer: each member's shard is the
   // ceil(bytes / n) bytes at its place in the group.
   void shard_collective(const ReplayOp& op, int64_t bytes, cudaStream_t stream) {
-    ncclComm_t comm = comms_->group(op.group);
+    ncclComm_t comm = comms_->group(op.lane, op.group);
     const int64_t n = static_cast<int64_t>(op.group.size());
     const size_t shard = static_cast<size_t>((bytes + n - 1) / n);
     const int64_t me = std::find(op.group.begin(), op.group.end(), plan_.rank) - op.group.begin();
@@ -480,7 +482,7 @@ class Replay : public LaneDevice {
         break;
       case ReplayKind::kAllReduce:
         PIPETWIN_CHECK(ncclAllReduce(scratch_, scratch_, static_cast<size_t>(bytes), ncclChar,
-                                     ncclSum, comms_->group(op.group), stream));
+                                     ncclSum, comms_->group(op.lane, op.group), stream));
         break;
       case ReplayKind::kAllToAll:
         all_to_all(op, bytes, stream);

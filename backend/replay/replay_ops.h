@@ -12,7 +12,8 @@
 
 namespace pipetwin {
 
-inline constexpr int kReplayLanes = 5;  // compute, send, recv, copy, collective
+// compute, send, recv, copy, collective, data-parallel
+inline constexpr int kReplayLanes = 6;
 
 enum class ReplayKind : uint8_t {
   kGemm,
@@ -68,10 +69,11 @@ struct ReplayPlan {
   int64_t resident_bytes = 0;
   std::vector<ReplayOp> ops;  // lane by lane, each in the Program's lane order
   // Of the whole Program, the same on every rank: each (sender, receiver) pair that
-  // transfers, and each all-reduce group. The executor gives every one its own NCCL
-  // communicator, so that each is driven by one stream per rank in one order.
+  // transfers, and each collective group by (lane, its sorted ranks). The executor gives
+  // every one its own NCCL communicator, so that each is driven by one stream per rank in
+  // one order (two lanes that reduce over the same ranks get two communicators).
   std::vector<std::pair<int32_t, int32_t>> transfer_pairs;
-  std::vector<std::vector<int32_t>> groups;
+  std::vector<std::pair<int, std::vector<int32_t>>> groups;
 };
 
 // One order of the plan's ops that a single host thread could enqueue them in: each lane

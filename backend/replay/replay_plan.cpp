@@ -82,7 +82,7 @@ ReplayPlan make_replay_plan(const Program& p, int32_t rank, const ReplaySizing& 
   if (rank < static_cast<int32_t>(p.static_bytes.size()))
     plan.resident_bytes = p.static_bytes[rank];
   std::set<std::pair<int32_t, int32_t>> pairs;
-  std::set<std::vector<int32_t>> groups;
+  std::set<std::pair<int, std::vector<int32_t>>> groups;
   for (int32_t i = 0; i < p.size(); ++i) {
     const Instruction& ins = p.instructions[i];
     if (is_send(ins.op)) pairs.insert({ins.device, ins.peer_device});
@@ -90,7 +90,7 @@ ReplayPlan make_replay_plan(const Program& p, int32_t rank, const ReplaySizing& 
       std::vector<int32_t> members;
       for (int32_t m : p.members_of_group(p.group[i])) members.push_back(p.instructions[m].device);
       std::sort(members.begin(), members.end());
-      groups.insert(members);
+      groups.insert({static_cast<int>(ins.lane()), members});
     }
   }
   plan.transfer_pairs.assign(pairs.begin(), pairs.end());

@@ -23,7 +23,7 @@ MachineShare machine_share(const std::string& backend, const RankEnvironment& en
   if (backend == "torch") machine.torch_threads_per_rank = kTorchThreadsPerRank;
   std::set<std::string> used;
   for (const Span& s : timeline.spans) used.insert(s.lane);
-  for (const char* lane : {"compute", "send", "recv", "copy", "collective"}) {
+  for (const char* lane : {"compute", "send", "recv", "copy", "collective", "data-parallel"}) {
     if (used.erase(lane)) machine.lanes.push_back(lane);
   }
   machine.lanes.insert(machine.lanes.end(), used.begin(), used.end());

@@ -159,6 +159,8 @@ Node make_node(const Program& p, int32_t i, const std::vector<int32_t>& pg) {
   add_attr(node, "pipetwin_interference_s")->set_double_val(instr.interference_s);
   // A collective that starts under the compute it waits for (ASTRA-sim starts it after).
   if (instr.lead_s > 0) add_attr(node, "pipetwin_lead_s")->set_double_val(instr.lead_s);
+  // On the data-parallel lane (Instruction::data_parallel).
+  if (instr.data_parallel) add_int32(node, "pipetwin_data_parallel", 1);
   add_int64(node, "pipetwin_bytes", instr.bytes);
   add_int64(node, "pipetwin_stash_bytes", instr.stash_bytes);
   add_int32(node, "pipetwin_collectives", instr.collectives);

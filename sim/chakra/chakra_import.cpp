@@ -146,6 +146,7 @@ Instruction instruction_of(const ChakraRankTrace& trace, const Node& node, int32
     throw InputError(where + ": attribute pipetwin_op does not name an op of this node's type");
   }
   instr.op = op;
+  instr.data_parallel = is_collective(op) && int_or(attrs, "pipetwin_data_parallel", 0, where) != 0;
   instr.stage = static_cast<int32_t>(int_or(attrs, "pipetwin_stage", instr.stage, where));
   instr.microbatch = static_cast<int32_t>(int_or(attrs, "pipetwin_microbatch", 0, where));
   instr.iteration = static_cast<int32_t>(int_or(attrs, "pipetwin_iteration", 0, where));
@@ -208,6 +209,7 @@ struct Loaded {
   const ChakraRankTrace* trace;
   const Node* node;
   int32_t id;  // the builder's
+  Lane lane;   // the instruction's (two lanes hold collectives)
 };
 
 }  // namespace
@@ -254,18 +256,15 @@ ChakraProgram program_from_chakra(const std::vector<ChakraRankTrace>& ranks) {
         throw InputError(node_where(trace, node) + ": id: another node of the file has it");
       }
       by_global_id.emplace(node.id(), static_cast<int32_t>(loaded.size()));
-      loaded.push_back({&trace, &node, builder.add(instr)});
+      loaded.push_back({&trace, &node, builder.add(instr), instr.lane()});
     }
   }
   // The lane predecessor of each node, which lane order already implies.
   std::vector<int32_t> lane_previous(loaded.size(), -1);
   {
-    std::map<std::pair<int32_t, int>, int32_t> last;
+    std::map<std::pair<int32_t, Lane>, int32_t> last;
     for (size_t k = 0; k < loaded.size(); ++k) {
-      const Node& node = *loaded[k].node;
-      int lane = node.type();
-      if (lane == ChakraProtoMsg::MEM_LOAD_NODE) lane = ChakraProtoMsg::MEM_STORE_NODE;
-      auto [it, added] = last.emplace(std::make_pair(loaded[k].trace->rank, lane), k);
+      auto [it, added] = last.emplace(std::make_pair(loaded[k].trace->rank, loaded[k].lane), k);
       if (!added) {
         lane_previous[k] = it->second;
         it->second = static_cast<int32_t>(k);

@@ -99,9 +99,12 @@ Topology Topology::dedicated(const ClusterSpec& cluster,
   t.nodes_ = cluster.nodes;
   t.gpus_per_node_ = cluster.gpus_per_node;
   const int32_t devices = t.num_devices_;
+  const int32_t twins = devices + cluster.nodes;  // data_parallel_endpoint(cluster, 0)
   for (const auto& [a, b] : pairs) {
+    const auto device = [&](int32_t e) { return e >= twins ? e - twins : e; };
+    const bool host = (a >= devices && a < twins) || (b >= devices && b < twins);
     // A host endpoint at either end: a copy over the device's host link.
-    const LinkSpec& spec = a >= devices || b >= devices ? cluster.host_link : cluster.link(a, b);
+    const LinkSpec& spec = host ? cluster.host_link : cluster.link(device(a), device(b));
     const int32_t link = t.add_link("pair" + std::to_string(a) + "_" + std::to_string(b),
                                     spec.bandwidth_bytes_per_s, spec.latency_s, false);
     t.pair_links_.push_back({{a, b}, link});

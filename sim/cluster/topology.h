@@ -35,13 +35,19 @@ class Topology {
   // The cluster's fabric as FabricSpec describes it (contention modelled).
   static Topology shared(const ClusterSpec& cluster);
   // One dedicated link per ordered pair in `pairs`, with the bandwidth and latency the
-  // analytic executor uses for it: no two transfers can ever share a link.
+  // analytic executor uses for it: no two transfers can ever share a link. Endpoints past
+  // the devices and the hosts (data_parallel_endpoint) are the devices' data-parallel
+  // twins, so that the two collective lanes of a pair of GPUs get a link each.
   static Topology dedicated(const ClusterSpec& cluster,
                             const std::vector<std::pair<int32_t, int32_t>>& pairs);
 
   const std::vector<TopologyLink>& links() const { return links_; }
   int32_t num_devices() const { return num_devices_; }
   int32_t host_endpoint(int32_t node) const { return num_devices_ + node; }
+  // A device's twin endpoint for its data-parallel lane in a dedicated topology.
+  static int32_t data_parallel_endpoint(const ClusterSpec& cluster, int32_t device) {
+    return static_cast<int32_t>(cluster.devices.size()) + cluster.nodes + device;
+  }
   // The host CPU of a device's node: where its offloaded activations go.
   int32_t host_of(int32_t device) const { return host_endpoint(node(device)); }
   int32_t num_endpoints() const { return num_devices_ + nodes_; }

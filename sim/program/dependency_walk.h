@@ -74,14 +74,14 @@ WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
     ++result.executed;
     ++head[lane];
     lane_free[lane] = e;
-    // The collective lane of a compute lane's device: where a dependent may start early.
+    // A compute op's collective dependents on its own device may start early (a lead is
+    // set on collectives only).
     const bool compute = lane % kLaneCount == static_cast<int>(Lane::kCompute);
-    const int32_t collective_lane =
-        lane - static_cast<int>(Lane::kCompute) + static_cast<int>(Lane::kCollective);
+    const int32_t device = lane / kLaneCount;
     for (int32_t d : p.dependents_of(i)) {
       Node& next = node[d];
       double ready = next.lane == lane ? e : e + wakeup_s;
-      if (compute && next.lane == collective_lane) {
+      if (compute && next.lane / kLaneCount == device) {
         ready -= std::min(p.instructions[d].lead_s, e - s);
       }
       if (ready > next.ready) next.ready = ready;
@@ -104,7 +104,7 @@ WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
       const int kind = lane % kLaneCount;
       const bool transfer_lane =
           kind == static_cast<int>(Lane::kSend) || kind == static_cast<int>(Lane::kRecv);
-      const int32_t group = kind == static_cast<int>(Lane::kCollective) ? p.group[i] : -1;
+      const int32_t group = is_collective_lane(kind) ? p.group[i] : -1;
       const int32_t partner = transfer_lane ? p.partner[i] : -1;
       if (group >= 0) {
         node[i] = {t, -1, lane};

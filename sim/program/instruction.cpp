@@ -93,6 +93,8 @@ const char* lane_name(Lane lane) {
       return "copy";
     case Lane::kCollective:
       return "collective";
+    case Lane::kDataParallel:
+      return "data-parallel";
   }
   return "?";
 }

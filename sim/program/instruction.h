@@ -50,12 +50,24 @@ enum class Op : uint8_t {
 };
 // The enum's last value, for code that walks every op.
 inline constexpr Op kLastOp = Op::kAllGather;
-enum class Lane : uint8_t { kCompute, kSend, kRecv, kCopy, kCollective };
-inline constexpr int kLaneCount = 5;
+// A device's lanes: its compute stream, its send and receive queues, its copy engine, and
+// two collective streams, as a framework keeps one communicator per process group: one for
+// the collectives a pass needs (tensor parallelism's all-reduces, expert parallelism's
+// all-to-alls, context parallelism's exchanges) and one for those over the data-parallel
+// replicas (gradient reductions, ZeRO's gathers), so that a gradient bucket's reduction
+// overlaps the backward's own collectives instead of queuing behind them.
+enum class Lane : uint8_t { kCompute, kSend, kRecv, kCopy, kCollective, kDataParallel };
+inline constexpr int kLaneCount = 6;
 
 const char* op_name(Op op);        // "FWD", "SEND_ACT", ...
 const char* lane_name(Lane lane);  // "compute", "send", ...
+// The lane of an op; a collective over the replicas is on Lane::kDataParallel instead.
 Lane lane_of(Op op);
+// A lane that holds collectives.
+inline bool is_collective_lane(int lane_kind) {
+  return lane_kind == static_cast<int>(Lane::kCollective) ||
+         lane_kind == static_cast<int>(Lane::kDataParallel);
+}
 
 inline bool is_send(Op op) {
   return op == Op::kSendAct || op == Op::kSendGrad || op == Op::kSendStash ||
@@ -92,6 +104,9 @@ inline bool copies_to_host(Op op) { return op == Op::kOffload || op == Op::kOffl
 
 struct Instruction {
   Op op = Op::kFwd;
+  // A collective over the data-parallel replicas (a stage's gradient reduction, ZeRO's
+  // gathers of its weights): on the data-parallel lane.
+  bool data_parallel = false;
   // Collectives: how many collectives of bytes / collectives each it stands for (tensor
   // parallelism's per-block all-reduces of one FWD or BWD, expert parallelism's dispatch and
   // combine per MoE layer, ZeRO-3's per-layer all-gathers), each paying its own latency.
@@ -122,7 +137,7 @@ struct Instruction {
   // that the backward's last layers fill first). At most that op's duration; 0: at its end.
   double lead_s = 0;
 
-  Lane lane() const { return lane_of(op); }
+  Lane lane() const { return data_parallel ? Lane::kDataParallel : lane_of(op); }
   // A collective that starts while the compute op it waits for still runs.
   bool starts_under_compute() const { return lead_s > 0; }
 };

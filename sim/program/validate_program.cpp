@@ -74,6 +74,9 @@ void check_collectives(const Program& p) {
       reject(p.describe(i) + (collective ? " belongs to no collective group"
                                          : " is not a collective but belongs to a group"));
     }
+    if (instr.data_parallel && !collective) {
+      reject(p.describe(i) + " is on the data-parallel lane but is not a collective");
+    }
     if (!(instr.lead_s >= 0 && std::isfinite(instr.lead_s)) || (!collective && instr.lead_s != 0)) {
       reject(p.describe(i) + " has a lead of " + std::to_string(instr.lead_s) +
              " s (only a collective may start early, by a finite, non-negative time)");
@@ -85,7 +88,7 @@ void check_collectives(const Program& p) {
     for (int32_t m : members) {
       const Instruction& a = p.instructions[m];
       const Instruction& first = p.instructions[members.front()];
-      if (p.group[m] != g || a.op != first.op ||
+      if (p.group[m] != g || a.op != first.op || a.data_parallel != first.data_parallel ||
           p.model_stage_of(a.stage) != p.model_stage_of(first.stage) ||
           a.iteration != first.iteration || a.bytes != first.bytes) {
         reject(p.describe(m) + " does not match the other members of its collective, " +

@@ -44,8 +44,8 @@ struct CollectiveLaneEntry {
 inline bool feeds_only_updates(const Program& program, int32_t i) {
   for (int32_t d : program.dependents_of(i)) {
     const Instruction& next = program.instructions[d];
-    const bool update = next.op == Op::kOptim ||
-                        (next.lane() == Lane::kCollective && feeds_only_updates(program, d));
+    const bool update =
+        next.op == Op::kOptim || (is_collective(next.op) && feeds_only_updates(program, d));
     if (!update) return false;
   }
   return true;
@@ -58,9 +58,12 @@ inline CollectiveLaneEntry existing_entry(const Program& program, int32_t i, int
 }
 
 // Whether instruction i waits for pass d itself rather than for the collectives that follow
-// d (its all-reduce or all-to-all): a collective that starts under d.
+// d (its all-reduce or all-to-all): a collective that starts under d, or one over the
+// data-parallel replicas, which reduces the weight gradients d computed (or gathers weights)
+// and not d's output that the pass's own collectives complete.
 inline bool waits_for_the_pass_itself(const Program& program, int32_t i) {
-  return program.instructions[i].starts_under_compute();
+  const Instruction& ins = program.instructions[i];
+  return ins.starts_under_compute() || ins.data_parallel;
 }
 
 // The rebuilt Program, with `source`'s resident bytes, stage placement, GPUs per stage and

@@ -61,7 +61,7 @@ Program expand_context_parallel(const Program& program, const PipelineLayout& la
   std::vector<std::vector<CollectiveLaneEntry>> lanes(program.num_devices);
   for (int32_t i = 0; i < n; ++i) {
     const Instruction& ins = program.instructions[i];
-    if (ins.lane() == Lane::kCollective) {
+    if (is_collective(ins.op)) {
       lanes[ins.device].push_back(existing_entry(program, i, trigger[i]));
     } else if (!exchanges_of(ins, layout.costs[ins.stage], algorithm).empty()) {
       lanes[ins.device].push_back({position[i], false, i});
@@ -105,10 +105,12 @@ Program expand_context_parallel(const Program& program, const PipelineLayout& la
     for (int32_t c = 0; c < C; ++c) {
       for (int32_t d : program.deps_of(i)) {
         // What consumed a pass consumes it once its keys and values are exchanged, except
-        // a collective that starts under the pass itself (a gradient bucket).
+        // a collective that starts under the pass itself (a gradient bucket). The
+        // gradient reduction that does not waits for the ring too: the key and value
+        // projections' weight gradients need the keys' and values' gradients it brings.
         // A ring may end before its pass does: they wait for both.
         builder.add_dependency(at(i, c), at(d, c));
-        if (!last_exchange[d].empty() && !waits_for_the_pass_itself(program, i)) {
+        if (!last_exchange[d].empty() && !program.instructions[i].starts_under_compute()) {
           builder.add_dependency(at(i, c), last_exchange[d][c]);
         }
       }

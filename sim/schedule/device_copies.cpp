@@ -5,7 +5,7 @@ namespace pipetwin {
 DeviceCopies::DeviceCopies(const Program& program, int32_t k, ProgramBuilder& builder)
     : program_(program), k_(k), id_(static_cast<size_t>(program.size()) * k, -1) {
   for (int32_t i = 0; i < program.size(); ++i) {
-    if (program.instructions[i].lane() == Lane::kCollective) continue;
+    if (is_collective(program.instructions[i].op)) continue;
     for (int32_t j = 0; j < k_; ++j) at(i, j) = builder.add(place(program.instructions[i], j));
   }
 }

@@ -30,13 +30,12 @@ Program add_expert_all_to_alls(const Program& program, const PipelineLayout& lay
 
   std::vector<int32_t> id(n, -1);
   for (int32_t i = 0; i < n; ++i) {
-    if (program.instructions[i].lane() != Lane::kCollective)
-      id[i] = builder.add(program.instructions[i]);
+    if (!is_collective(program.instructions[i].op)) id[i] = builder.add(program.instructions[i]);
   }
   std::vector<std::vector<CollectiveLaneEntry>> lanes(program.num_devices);
   for (int32_t i = 0; i < n; ++i) {
     const Instruction& ins = program.instructions[i];
-    if (ins.lane() == Lane::kCollective) {
+    if (is_collective(ins.op)) {
       lanes[ins.device].push_back({trigger[i], true, i});
     } else if (all_to_alls(ins) > 0) {
       lanes[ins.device].push_back({position[i], false, i});

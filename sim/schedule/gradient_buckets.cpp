@@ -13,8 +13,8 @@ namespace {
 // do not wait for (expert_all_to_all.h): the backward behind it.
 int32_t gradient_producer(const Program& program, int32_t i) {
   const Instruction& c = program.instructions[i];
-  if ((c.op != Op::kAllreduce && c.op != Op::kReduceScatter) || c.collectives != 1 ||
-      c.starts_under_compute()) {
+  if ((c.op != Op::kAllreduce && c.op != Op::kReduceScatter) || !c.data_parallel ||
+      c.collectives != 1 || c.starts_under_compute()) {
     return -1;
   }
   const auto backward = [&](int32_t d) {
@@ -82,19 +82,17 @@ Program bucket_gradients(const Program& program, const PipelineLayout& layout,
                   static_cast<int64_t>(program.deps.size()) * 2 + n);
   std::vector<int32_t> id(n, -1);
   for (int32_t i = 0; i < n; ++i) {
-    if (program.instructions[i].lane() != Lane::kCollective)
+    if (program.instructions[i].lane() != Lane::kDataParallel)
       id[i] = builder.add(program.instructions[i]);
   }
 
-  // Collective lanes: a split reduction's pieces take its place, after the collectives the
-  // same backward triggers (its expert all-to-all, ZeRO-3's gather for the next pass). Those
-  // sit on the critical path, where frameworks run the buckets on a stream of their own; one
-  // lane per GPU cannot run both at once, and a bucket ahead of them would delay every stage
-  // upstream of it.
+  // Data-parallel lanes: a split reduction's pieces take its place. They run beside the
+  // collectives the backward itself needs (tensor parallelism's all-reduces, its expert
+  // all-to-all), which are on the other collective lane.
   // A split reduction's pieces get consecutive ids from id[i] on, pieces[i] of them.
   std::vector<uint8_t> pieces(n, 1);
   for (int32_t device = 0; device < program.num_devices; ++device) {
-    const int32_t lane = device * kLaneCount + static_cast<int>(Lane::kCollective);
+    const int32_t lane = device * kLaneCount + static_cast<int>(Lane::kDataParallel);
     for (int32_t i = program.lane_begin[lane]; i < program.lane_begin[lane + 1]; ++i) {
       const Instruction& source = program.instructions[i];
       if (producer[i] < 0) {

@@ -3,15 +3,15 @@
 // gradients last layer first, and each bucket of gradients is reduced as soon as it is full,
 // under the rest of the backward.
 //
-// The pass takes every gradient reduction of the Program (an ALLREDUCE or REDUCE_SCATTER that
-// waits for a backward on its own device) and splits it into buckets of at most
+// The pass takes every gradient reduction of the Program (a data-parallel ALLREDUCE or
+// REDUCE_SCATTER that waits for a backward on its own device) and splits it into buckets of at most
 // `bucket_bytes`. The backward fills them at a steady rate, so bucket j of k, with B bytes
 // each and the last one holding what remains of the G bytes, is ready when the backward has
 // (G - (j+1) B) / G of its time left: its lead (Instruction::lead_s).
 //
-// Bucket j ends at max over i <= j of (ready_i + the time of buckets i..j) on a collective
-// lane that runs them one after another. Up to bucket k-2, ready_i and the buckets' times are
-// linear in i, so that maximum is at i = 0 or i = k-2: three collectives stand for the k
+// Bucket j ends at max over i <= j of (ready_i + the time of buckets i..j) on the
+// data-parallel lane, which runs them one after another. Up to bucket k-2, ready_i and the buckets'
+// times are linear in i, so that maximum is at i = 0 or i = k-2: three collectives stand for the k
 // buckets exactly, however many there are:
 //   buckets 0 .. k-3  one collective of `collectives` k-2, with bucket 0's lead;
 //   bucket k-2        with its own lead;
@@ -19,11 +19,11 @@
 // Only the end of the last is exact in each engine's terms; in between, the first piece holds
 // its links for the span of its buckets.
 //
-// The pieces keep the reduction's place on the collective lane, after the collectives its
-// backward triggers (tensor-parallel all-reduce, expert all-to-all): those gate the pipeline,
-// and one lane per GPU runs one collective at a time, where frameworks give the buckets a
-// stream of their own. So buckets start under a backward only where no such collective
-// follows it.
+// The pieces keep the reduction's place on the data-parallel lane (Lane::kDataParallel), so
+// they run beside the collectives the backward itself needs (tensor-parallel all-reduces,
+// expert all-to-alls), as the buckets run on a stream and communicator of their own in the
+// frameworks. Where they cross the same network links at once, SimGrid shares the links
+// between them; the analytic engine times every collective alone, as it times transfers.
 // Runs after sharded data parallelism and before the tensor-parallel expansion.
 #pragma once
 

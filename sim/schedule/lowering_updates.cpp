@@ -15,6 +15,7 @@ void add_updates(const LoweringContext& context, const std::vector<UpdateSlot>& 
   const auto reduce = [&](const UpdateSlot& u, int64_t bytes, int32_t group) {
     Instruction allreduce = u.instruction;
     allreduce.op = Op::kAllreduce;
+    allreduce.data_parallel = true;
     allreduce.compute_s = 0;
     allreduce.bytes = bytes;
     const int32_t id = builder.add(allreduce);

@@ -86,7 +86,7 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
   std::vector<std::vector<Entry>> lanes(program.num_devices);
   for (int32_t i = 0; i < n; ++i) {
     const Instruction& ins = program.instructions[i];
-    if (ins.lane() == Lane::kCollective) {
+    if (is_collective(ins.op)) {
       if (!is_reduce(i)) {
         lanes[ins.device].push_back({trigger[i], Step::kKept, i, -1});
       } else {
@@ -118,7 +118,7 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
   std::vector<int32_t> id(n, -1);
   for (int32_t i = 0; i < n; ++i) {
     const Instruction& ins = program.instructions[i];
-    if (ins.lane() == Lane::kCollective) continue;
+    if (is_collective(ins.op)) continue;
     Instruction copy = ins;
     const std::vector<int32_t>* own = reduces_of(ins);
     if (ins.op == Op::kOptim && own != nullptr) {
@@ -160,6 +160,7 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
       c.compute_s = 0;
       c.stash_bytes = 0;
       c.collectives = 1;
+      c.data_parallel = true;
       c.bytes = reduce.bytes;  // the gradients reduced, the weights gathered: as many
       switch (e.step) {
         case Step::kScatterPass:

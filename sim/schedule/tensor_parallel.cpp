@@ -41,7 +41,7 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
   std::vector<std::vector<CollectiveLaneEntry>> lanes(program.num_devices);
   for (int32_t i = 0; i < n; ++i) {
     const Instruction& ins = program.instructions[i];
-    if (ins.lane() == Lane::kCollective) {
+    if (is_collective(ins.op)) {
       lanes[ins.device].push_back(existing_entry(program, i, trigger[i]));
     } else if (const auto [bytes, count] = tp_bytes(ins); bytes > 0 && count > 0) {
       lanes[ins.device].push_back({position[i], false, i});

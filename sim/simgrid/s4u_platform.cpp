@@ -47,6 +47,14 @@ std::vector<sg4::Host*> build_s4u_platform(const Topology& topology, const Clust
   for (int32_t n = 0; n < cluster.nodes; ++n) {
     hosts.push_back(zone->create_host("host" + std::to_string(n), 1e9)->seal());
   }
+  // Dedicated links may run between the devices' data-parallel twins (Topology::dedicated).
+  const bool twins = std::any_of(routes.begin(), routes.end(), [&](const auto& route) {
+    return std::max(route.first, route.second) >= static_cast<int32_t>(hosts.size());
+  });
+  for (size_t d = 0; twins && d < cluster.devices.size(); ++d) {
+    const DeviceSpec& device = cluster.devices[d];
+    hosts.push_back(zone->create_host(device.name + ".data-parallel", device.peak_flops)->seal());
+  }
 
   std::vector<const sg4::Link*> links;
   for (const TopologyLink& spec : topology.links()) {

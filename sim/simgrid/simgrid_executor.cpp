@@ -25,11 +25,23 @@ int32_t host_endpoint_of(const ClusterSpec& cluster, int32_t device) {
 }
 
 // The network model's flows of every collective group (sim/exec/program_collectives.h).
-std::vector<CollectiveSchedule> all_group_flows(const Program& program,
-                                                const ClusterSpec& cluster) {
+// With dedicated links, a data-parallel group's flows run between the devices' twin
+// endpoints: the two collective lanes of a device then never share a link, as the analytic
+// engine assumes of every transfer.
+std::vector<CollectiveSchedule> all_group_flows(const Program& program, const ClusterSpec& cluster,
+                                                bool dedicated) {
   std::vector<CollectiveSchedule> flows;
   for (int32_t g = 0; g < program.num_groups(); ++g) {
     flows.push_back(group_flows(program, cluster, g));
+    if (!dedicated || !program.instructions[program.members_of_group(g)[0]].data_parallel) {
+      continue;
+    }
+    for (FlowPhase& phase : flows.back()) {
+      for (PointFlow& flow : phase.flows) {
+        flow.from = Topology::data_parallel_endpoint(cluster, flow.from);
+        flow.to = Topology::data_parallel_endpoint(cluster, flow.to);
+      }
+    }
   }
   return flows;
 }
@@ -59,12 +71,14 @@ class LaneRunner {
  public:
   LaneRunner(const Program& program, const ClusterSpec& cluster,
              const std::vector<sg4::Host*>& hosts,
-             const std::vector<CollectiveSchedule>& collective_flows, bool collective_steps)
+             const std::vector<CollectiveSchedule>& collective_flows, bool collective_steps,
+             bool dedicated)
       : p_(program),
         cluster_(cluster),
         hosts_(hosts),
         collective_flows_(collective_flows),
         collective_steps_(collective_steps),
+        dedicated_(dedicated),
         remaining_(program.size()),
         ready_(program.size(), 0.0),
         posted_(program.size(), 0),
@@ -158,7 +172,7 @@ class LaneRunner {
   bool starts_early(int32_t i, int32_t d) const {
     const Instruction& instr = p_.instructions[i];
     return instr.lane() == Lane::kCompute && p_.instructions[d].starts_under_compute() &&
-           p_.lane_index(d) == instr.device * kLaneCount + static_cast<int>(Lane::kCollective);
+           p_.instructions[d].device == instr.device;
   }
 
   // One dependency of d has been met; from another lane, d may start at `ready` at the
@@ -174,8 +188,11 @@ class LaneRunner {
     const int32_t g = p_.group[i];
     barriers_[g]->wait();
     const double start = sg4::Engine::get_clock();
-    run_collective_member(collective_flows_[g], p_.instructions[i].device, hosts_, *barriers_[g],
-                          collective_steps_);
+    const Instruction& instr = p_.instructions[i];
+    const int32_t endpoint = dedicated_ && instr.data_parallel
+                                 ? Topology::data_parallel_endpoint(cluster_, instr.device)
+                                 : instr.device;
+    run_collective_member(collective_flows_[g], endpoint, hosts_, *barriers_[g], collective_steps_);
     record_slowed(i, start, sg4::Engine::get_clock());
   }
 
@@ -230,6 +247,7 @@ class LaneRunner {
   const std::vector<sg4::Host*>& hosts_;
   const std::vector<CollectiveSchedule>& collective_flows_;  // per group
   const bool collective_steps_;
+  const bool dedicated_;  // exact mode: data-parallel collectives on the twin endpoints
   std::vector<int32_t> remaining_;
   std::vector<double> ready_;      // when cross-lane dependencies allow a start (dispatch)
   std::vector<char> posted_;       // a SEND or RECV waiting for its partner
@@ -274,7 +292,9 @@ std::string simulate_in_this_process(const Program& program, const ClusterSpec& 
                                      const SimgridSettings& settings) {
   sg4::Engine& engine = start_engine(settings, actor_count(program));
 
-  const std::vector<CollectiveSchedule> collective_flows = all_group_flows(program, cluster);
+  const bool dedicated = settings.exact && cluster.simgrid_platform.empty();
+  const std::vector<CollectiveSchedule> collective_flows =
+      all_group_flows(program, cluster, dedicated);
   std::vector<sg4::Host*> hosts;
   if (cluster.simgrid_platform.empty()) {
     const auto pairs = communicating_pairs(program, cluster, collective_flows);
@@ -284,7 +304,8 @@ std::string simulate_in_this_process(const Program& program, const ClusterSpec& 
   } else {
     hosts = load_s4u_platform(engine, cluster);
   }
-  LaneRunner runner(program, cluster, hosts, collective_flows, settings.collective_steps);
+  LaneRunner runner(program, cluster, hosts, collective_flows, settings.collective_steps,
+                    dedicated);
   runner.start_actors();
   engine.run();
   if (runner.completed() != program.size()) {
@@ -299,10 +320,10 @@ std::string simulate_in_this_process(const Program& program, const ClusterSpec& 
 
 Topology simgrid_topology(const Program& program, const ClusterSpec& cluster,
                           const SimgridSettings& settings) {
-  return settings.exact
-             ? Topology::dedicated(cluster, communicating_pairs(program, cluster,
-                                                                all_group_flows(program, cluster)))
-             : Topology::shared(cluster);
+  return settings.exact ? Topology::dedicated(
+                              cluster, communicating_pairs(program, cluster,
+                                                           all_group_flows(program, cluster, true)))
+                        : Topology::shared(cluster);
 }
 
 ExecutionTimes run_simgrid(const Program& program, const ClusterSpec& cluster,

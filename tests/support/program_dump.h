@@ -72,6 +72,7 @@ void program_dump(const Program& p, Write&& write) {
     put(out, "stash", x.stash_bytes);
     // Only where set, so that Programs without leads keep their digests.
     if (x.lead_s != 0) dump_detail::put_seconds(out, "lead", x.lead_s);
+    if (x.data_parallel) out += " data_parallel";
     put(out, "partner", p.partner[i]);
     put(out, "group", p.group[i]);
     out += " deps:";

@@ -92,8 +92,9 @@ std::vector<json> events_with_ph(const json& trace, const std::string& ph) {
 }
 
 int lane_index(const std::string& lane) {
-  static const std::map<std::string, int> kLanes = {
-      {"compute", 0}, {"send", 1}, {"recv", 2}, {"copy", 3}, {"collective", 4}};
+  static const std::map<std::string, int> kLanes = {{"compute", 0},    {"send", 1},
+                                                    {"recv", 2},       {"copy", 3},
+                                                    {"collective", 4}, {"data-parallel", 5}};
   return kLanes.at(lane);
 }
 
@@ -133,7 +134,7 @@ TEST(ChromeTrace, OneCompleteEventPerSpanWithTimesIdsAndArgs) {
     EXPECT_EQ(e.at("name"), s.name);
     EXPECT_EQ(e.at("cat"), s.lane);  // "compute" for FWD/BWD/OPTIM, else the lane
     EXPECT_EQ(e.at("pid"), t.devices[s.device].node);
-    EXPECT_EQ(e.at("tid"), s.device * 8 + lane_index(s.lane));
+    EXPECT_EQ(e.at("tid"), s.device * kChromeTidsPerDevice + lane_index(s.lane));
     // Drawn on the grid (traces/drawn_slices.h): ts within half a step of the exact start,
     // dur within a step of the exact duration; args keep the exact times.
     const double step_us = kDrawnGridNs * 1e-3;
@@ -180,7 +181,7 @@ TEST(ChromeTrace, EveryFlowHasOneStartOnTheSendAndOneFinishInsideTheRecv) {
     EXPECT_EQ(e.at("cat"), "flow");
     EXPECT_EQ(e.at("name"), "transfer");
     EXPECT_EQ(e.at("pid"), t.devices[s.device].node);
-    EXPECT_EQ(e.at("tid"), s.device * 8 + lane_index(s.lane));
+    EXPECT_EQ(e.at("tid"), s.device * kChromeTidsPerDevice + lane_index(s.lane));
     // Strictly inside: at a slice edge the viewer could bind the flow to the neighbour.
     EXPECT_GT(e.at("ts").get<double>(), s.start_s * 1e6);
     EXPECT_LT(e.at("ts").get<double>(), s.end_s * 1e6);
@@ -206,8 +207,8 @@ TEST(ChromeTrace, MetadataNamesNodesAndUsedLanesDeviceMajor) {
   EXPECT_EQ(processes, (std::map<int, std::string>{
                            {0, "node0"}, {1, "node1"}, {kChromeNetworkPid, "network"}}));
   const std::map<std::pair<int, int>, std::string> want_threads = {
-      {{0, 0}, "gpu0 compute"}, {{0, 1}, "gpu0 send"}, {{0, 2}, "gpu0 recv"},
-      {{1, 8}, "gpu1 compute"}, {{1, 9}, "gpu1 send"}, {{1, 10}, "gpu1 recv"}};
+      {{0, 0}, "gpu0 compute"}, {{0, 1}, "gpu0 send"},  {{0, 2}, "gpu0 recv"},
+      {{1, 9}, "gpu1 compute"}, {{1, 10}, "gpu1 send"}, {{1, 11}, "gpu1 recv"}};
   EXPECT_EQ(threads, want_threads);
   ASSERT_EQ(sort_index.size(), want_threads.size());
   for (const auto& [key, index] : sort_index) EXPECT_EQ(index, key.second);
@@ -231,7 +232,7 @@ TEST(ChromeTrace, CountersAreOneSeriesPerDeviceAndInstantsSitOnTheComputeLane) {
   EXPECT_EQ(instants[0].at("name"), "freeze");
   EXPECT_EQ(instants[0].at("s"), "t");
   EXPECT_EQ(instants[0].at("pid"), 1);
-  EXPECT_EQ(instants[0].at("tid"), 8);
+  EXPECT_EQ(instants[0].at("tid"), kChromeTidsPerDevice);
 }
 
 TEST(ChromeTrace, LinkCountersSitOnTheNetworkProcess) {
@@ -386,9 +387,9 @@ TEST(ChromeTrace, UnknownLanesTakeTheSpareTidsUpToThree) {
   t.spans.push_back(make_span(0, "rdma", "0X", "OFFLOAD", 0, 0.3, 0.4));
   t.spans.push_back(make_span(0, "nvme", "0OFF0", "OFFLOAD", 0, 0.3, 0.4));
   const std::vector<json> xs = events_with_ph(json::parse(chrome_trace_json(t)), "X");
-  EXPECT_EQ(xs[xs.size() - 3].at("tid"), 8 + 5);
-  EXPECT_EQ(xs[xs.size() - 2].at("tid"), 0 + 6);
-  EXPECT_EQ(xs[xs.size() - 1].at("tid"), 0 + 5);
+  EXPECT_EQ(xs[xs.size() - 3].at("tid"), 9 + 6);
+  EXPECT_EQ(xs[xs.size() - 2].at("tid"), 0 + 7);
+  EXPECT_EQ(xs[xs.size() - 1].at("tid"), 0 + 6);
   expect_same_timeline(t, read_chrome_trace(chrome_trace_json(t)));
 
   t.spans.push_back(make_span(0, "disk", "a", "OFFLOAD", 0, 0.5, 0.6));

@@ -97,7 +97,8 @@ TEST(ReplayPlan, AllToAllsRunAmongTheirExpertGroup) {
       const int32_t replica = rank / 2;
       const int32_t first = (replica / 2) * 2 * 2 + rank % 2;
       EXPECT_EQ(op.group, std::vector<int32_t>({first, first + 2}));
-      EXPECT_NE(std::find(plan.groups.begin(), plan.groups.end(), op.group), plan.groups.end());
+      EXPECT_NE(std::find(plan.groups.begin(), plan.groups.end(), std::pair{op.lane, op.group}),
+                plan.groups.end());
     }
   }
   EXPECT_EQ(exchanges, 8 * 2 * 2);  // ranks x microbatches x passes

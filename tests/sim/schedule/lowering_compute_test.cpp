@@ -28,7 +28,8 @@ TEST(LoweringCompute, LanesFollowTheOrderAndEachIterationEndsWithTheUpdates) {
               ElementsAre("1F0", "1F1", "1B0", "1B1", "1OPT", "1F0", "1F1", "1B0", "1B1", "1OPT"));
   EXPECT_TRUE(p.deps.empty());
   for (int d = 0; d < 2; ++d) {
-    for (Lane lane : {Lane::kSend, Lane::kRecv, Lane::kCopy, Lane::kCollective}) {
+    for (Lane lane :
+         {Lane::kSend, Lane::kRecv, Lane::kCopy, Lane::kCollective, Lane::kDataParallel}) {
       EXPECT_TRUE(lane_text(p, d, lane).empty());
     }
   }

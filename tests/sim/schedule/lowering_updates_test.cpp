@@ -48,10 +48,10 @@ TEST(LoweringUpdates, ReplicasAllReduceEachStageInOneCollective) {
   }
   for (int d = 0; d < 4; ++d) {
     const std::string reduce = std::to_string(d % 2) + "AR";
-    EXPECT_THAT(lane_text(p, d, Lane::kCollective), ElementsAre(reduce, reduce)) << d;
+    EXPECT_THAT(lane_text(p, d, Lane::kDataParallel), ElementsAre(reduce, reduce)) << d;
   }
   // Replica 1's stage 0 (device 2): the ALLREDUCE after the last BWD, the OPTIM after it.
-  const int32_t reduce = at(p, 2, Lane::kCollective, 0);
+  const int32_t reduce = at(p, 2, Lane::kDataParallel, 0);
   EXPECT_EQ(p.deps_of(reduce)[0], at(p, 2, Lane::kCompute, 3));
   EXPECT_THAT(deps_text(p, reduce), ElementsAre("0B3"));
   EXPECT_THAT(deps_text(p, at(p, 2, Lane::kCompute, 4)), ElementsAre("0AR"));
@@ -62,7 +62,7 @@ TEST(LoweringUpdates, OneHolderOrNoGradientsNeedNoCollective) {
   frozen.costs[0].gradient_bytes = 0;
   for (const PipelineLayout& layout : {tiny_layout(2, 2), frozen}) {
     const Program p = lowered(layout, gpipe_order(2, 2), 1);
-    EXPECT_TRUE(lane_text(p, 0, Lane::kCollective).empty());
+    EXPECT_TRUE(lane_text(p, 0, Lane::kDataParallel).empty());
     // A synchronous update is ordered by its lane alone.
     EXPECT_TRUE(p.deps_of(at(p, 0, Lane::kCompute, 4)).empty());
   }
