@@ -137,7 +137,8 @@ TEST(SimulateCli, SetOverridesFields) {
 class ShippedScenarioSimulates : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ShippedScenarioSimulates, WithExitZero) {
-  const bool shrink = testing::kSanitized && testing::cluster_sized(GetParam());
+  const bool shrink = (testing::kSanitized && testing::cluster_sized(GetParam())) ||
+                      testing::benchmark_sized(GetParam());
   const CliResult r =
       run_pipetwin("simulate builtin:" + GetParam() + ".textproto --allow-oom --json" +
                    (shrink ? testing::one_small_replica(GetParam()) : ""));

@@ -2,7 +2,9 @@
 // settings that shrink a cluster-sized one (its name says "<N>gpu" with N of 256 or more) to a
 // single replica of 32 microbatches (DualPipe's least on 16 stages), without expert
 // parallelism: for the tests whose property does not depend on the scale, where the full size
-// would take minutes in sanitized builds.
+// would take minutes in sanitized builds. The largest (8192 GPUs or more: millions of
+// instructions, seconds to build in Release) are shrunk in every build; their whole step is
+// measured in bench/ (docs/performance.md).
 #pragma once
 
 #include <algorithm>
@@ -33,19 +35,39 @@ inline std::string scenario_test_name(std::string name) {
   return name;
 }
 
-inline bool cluster_sized(const std::string& name) {
+// The GPUs a scenario's name says it has ("<N>gpu"), or 0.
+inline int named_gpus(const std::string& name) {
   std::smatch m;
-  return std::regex_search(name, m, std::regex("([0-9]+)gpu")) && std::stoi(m[1]) >= 256;
+  return std::regex_search(name, m, std::regex("([0-9]+)gpu")) ? std::stoi(m[1]) : 0;
 }
 
-// The overrides that shrink a cluster-sized scenario to one replica of 32 microbatches, and
-// one that splits its sequences ("-cp<N>" in its name, N GPUs per sequence) to 2 GPUs each.
-inline std::string one_small_replica(const std::string& name) {
-  std::string set =
-      " --set training.data_parallel=1 --set training.global_batch=32"
-      " --set training.microbatches=32 --set training.expert_parallel=1";
-  if (std::regex_search(name, std::regex("-cp[0-9]+"))) set += " --set training.context_parallel=2";
+inline bool cluster_sized(const std::string& name) { return named_gpus(name) >= 256; }
+
+// Too large to simulate whole in the tests of every scenario, in any build.
+inline bool benchmark_sized(const std::string& name) { return named_gpus(name) >= 8192; }
+
+// The overrides ("path=value") that shrink a cluster-sized scenario to one replica of 32
+// microbatches, and one that splits its sequences ("-cp<N>" in its name, N GPUs per sequence)
+// to 2 GPUs each. A benchmark-sized one also gets 4 stages of 2 tensor-parallel GPUs, 8
+// microbatches and 2 nodes (of 8 GPUs: a fabric of 16,384 GPUs takes SimGrid seconds to
+// build).
+inline std::vector<std::string> one_small_replica_overrides(const std::string& name) {
+  std::vector<std::string> set = {"training.data_parallel=1", "training.expert_parallel=1"};
+  if (benchmark_sized(name)) {
+    set.insert(set.end(), {"training.global_batch=8", "training.microbatches=8",
+                           "training.tensor_parallel=2", "schedule.stages=4", "cluster.nodes=2"});
+  } else {
+    set.insert(set.end(), {"training.global_batch=32", "training.microbatches=32"});
+  }
+  if (std::regex_search(name, std::regex("-cp[0-9]+"))) set.push_back("training.context_parallel=2");
   return set;
+}
+
+// The same as command-line options.
+inline std::string one_small_replica(const std::string& name) {
+  std::string options;
+  for (const std::string& s : one_small_replica_overrides(name)) options += " --set " + s;
+  return options;
 }
 
 }  // namespace pipetwin::testing

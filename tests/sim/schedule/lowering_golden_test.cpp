@@ -28,6 +28,7 @@
 
 #include "program_dump.h"
 #include "random_setup.h"
+#include "shipped_scenarios.h"
 #include "sim/build_program.h"
 #include "sim/freeze/training_run.h"
 #include "sim/scenario/loaded_scenario.h"
@@ -138,9 +139,16 @@ std::vector<fs::path> shipped_scenarios() {
 
 // A shipped scenario as `simulate` builds it: as written, or for a FreezePipe run each
 // phase's Program (one iteration with its frozen prefix, on the phase's balanced partition).
+// The largest (testing::benchmark_sized) on one small replica.
 std::vector<Case> scenario_cases(const fs::path& path) {
   const std::string name = "scenario/" + path.stem().string();
-  const auto resolved = [path] { return resolve_scenario(load_scenario(path.string(), {})); };
+  const std::vector<std::string> overrides =
+      testing::benchmark_sized(path.stem().string())
+          ? testing::one_small_replica_overrides(path.stem().string())
+          : std::vector<std::string>{};
+  const auto resolved = [path, overrides] {
+    return resolve_scenario(load_scenario(path.string(), overrides));
+  };
   ResolvedScenario setup;
   try {
     setup = resolved();
