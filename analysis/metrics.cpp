@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "analysis/intervals.h"
+#include "sim/exec/make_timeline.h"  // kMemoryCounter
 
 namespace pipetwin {
 namespace {
@@ -62,11 +63,21 @@ SpanExtent span_extent(const Timeline& timeline) {
   return extent;
 }
 
-RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
-                           int64_t samples_per_iteration) {
+namespace {
+
+// What the metrics count of a span, by its lane.
+enum class SpanKind { kCompute, kTransfer, kCollective, kOther };
+
+// The metrics of spans given one by one, `for_each_span(add)` calling add(device id, kind,
+// start, end) for each, and of each device's memory samples, `for_each_memory(add)` calling
+// add(device id, bytes): the one computation for a timeline and for a simulated Program.
+template <class ForEachSpan, class ForEachMemory>
+RunMetrics metrics_of(const std::vector<TimelineDevice>& devices, ForEachSpan&& for_each_span,
+                      ForEachMemory&& for_each_memory, int32_t iterations,
+                      int64_t samples_per_iteration) {
   RunMetrics run;
   std::map<int32_t, size_t> index;  // device id -> position in run.devices
-  for (const TimelineDevice& device : timeline.devices) {
+  for (const TimelineDevice& device : devices) {
     index[device.id] = run.devices.size();
     DeviceMetrics metrics;
     metrics.id = device.id;
@@ -74,30 +85,106 @@ RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
     run.devices.push_back(std::move(metrics));
   }
   std::vector<DeviceSpans> device_spans(run.devices.size());
-  for (const Span& span : timeline.spans) {
-    const auto found = index.find(span.device);
-    if (found == index.end()) continue;
-    if (span.lane == "compute") {
-      run.devices[found->second].busy_s += span.duration_s();
-      device_spans[found->second].compute.emplace_back(span.start_s, span.end_s);
-    } else if (span.lane == "send" || span.lane == "recv") {
-      device_spans[found->second].comm.emplace_back(span.start_s, span.end_s);
-    } else if (span.lane == "collective" || span.lane == "data-parallel") {
-      device_spans[found->second].collective.emplace_back(span.start_s, span.end_s);
+  SpanExtent extent{std::numeric_limits<double>::infinity(),
+                    -std::numeric_limits<double>::infinity()};
+  bool any = false;
+  for_each_span([&](int32_t device, SpanKind kind, double start_s, double end_s) {
+    any = true;
+    extent.first_s = std::min(extent.first_s, start_s);
+    extent.last_s = std::max(extent.last_s, end_s);
+    const auto found = index.find(device);
+    if (found == index.end()) return;
+    DeviceSpans& spans = device_spans[found->second];
+    switch (kind) {
+      case SpanKind::kCompute:
+        run.devices[found->second].busy_s += end_s - start_s;
+        spans.compute.emplace_back(start_s, end_s);
+        break;
+      case SpanKind::kTransfer:
+        spans.comm.emplace_back(start_s, end_s);
+        break;
+      case SpanKind::kCollective:
+        spans.collective.emplace_back(start_s, end_s);
+        break;
+      case SpanKind::kOther:
+        break;
     }
-  }
+  });
   add_communication(device_spans, run);
-  for (const Counter& counter : timeline.counters) {
-    if (counter.name != "memory_bytes" || !index.count(counter.device)) continue;
-    auto& peak = run.devices[index[counter.device]].peak_memory_bytes;
-    peak = std::max(peak, counter.value);
-  }
-  if (timeline.spans.empty()) return run;
-
-  const SpanExtent extent = span_extent(timeline);
+  for_each_memory([&](int32_t device, double bytes) {
+    const auto found = index.find(device);
+    if (found == index.end()) return;
+    auto& peak = run.devices[found->second].peak_memory_bytes;
+    peak = std::max(peak, bytes);
+  });
+  if (!any) return run;
   run.makespan_s = extent.last_s - extent.first_s;
   derive_rates(run, iterations, samples_per_iteration);
   return run;
+}
+
+SpanKind kind_of_lane(const std::string& lane) {
+  if (lane == "compute") return SpanKind::kCompute;
+  if (lane == "send" || lane == "recv") return SpanKind::kTransfer;
+  if (lane == "collective" || lane == "data-parallel") return SpanKind::kCollective;
+  return SpanKind::kOther;
+}
+
+SpanKind kind_of_lane(Lane lane) {
+  switch (lane) {
+    case Lane::kCompute:
+      return SpanKind::kCompute;
+    case Lane::kSend:
+    case Lane::kRecv:
+      return SpanKind::kTransfer;
+    case Lane::kCollective:
+    case Lane::kDataParallel:
+      return SpanKind::kCollective;
+    case Lane::kCopy:
+      break;
+  }
+  return SpanKind::kOther;
+}
+
+}  // namespace
+
+RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
+                           int64_t samples_per_iteration) {
+  return metrics_of(
+      timeline.devices,
+      [&](auto&& add) {
+        for (const Span& span : timeline.spans) {
+          add(span.device, kind_of_lane(span.lane), span.start_s, span.end_s);
+        }
+      },
+      [&](auto&& add) {
+        for (const Counter& counter : timeline.counters) {
+          if (counter.name == kMemoryCounter) add(counter.device, counter.value);
+        }
+      },
+      iterations, samples_per_iteration);
+}
+
+RunMetrics compute_metrics(const SimulationResult& result, int32_t iterations,
+                           int64_t samples_per_iteration) {
+  const Program& program = result.program;
+  return metrics_of(
+      result.timeline.devices,
+      [&](auto&& add) {
+        for (int32_t i = 0; i < program.size(); ++i) {
+          const Instruction& instr = program.instructions[i];
+          add(instr.device, kind_of_lane(instr.lane()), result.times.start_s[i],
+              result.times.end_s[i]);
+        }
+      },
+      [&](auto&& add) {
+        for (size_t d = 0; d < result.memory.samples.size(); ++d) {
+          for (const auto& [time, bytes] : result.memory.samples[d]) {
+            add(static_cast<int32_t>(d), static_cast<double>(bytes));
+          }
+        }
+      },
+      iterations, samples_per_iteration);
 }
 
 RunMetrics extrapolate_metrics(const RunMetrics& shorter, const RunMetrics& longer,

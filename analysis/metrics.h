@@ -1,5 +1,6 @@
 // Metrics of one run, computed from its Timeline alone (so they mean the same for a
-// simulated and a measured run).
+// simulated and a measured run), or, for a simulated run, the same from its Program, times
+// and memory curve, without building the timeline.
 #pragma once
 
 #include <cstdint>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/simulate.h"
 #include "traces/timeline.h"
 
 namespace pipetwin {
@@ -56,6 +58,11 @@ SpanExtent span_extent(const Timeline& timeline);
 // `iterations` and `samples_per_iteration` come from the scenario: the timeline does not
 // know how the minibatch was defined.
 RunMetrics compute_metrics(const Timeline& timeline, int32_t iterations,
+                           int64_t samples_per_iteration);
+
+// The same metrics as those of the result's timeline, read from its Program, times and
+// memory curve (the devices from result.timeline.devices, which is filled without spans).
+RunMetrics compute_metrics(const SimulationResult& result, int32_t iterations,
                            int64_t samples_per_iteration);
 
 // The metrics of a run of `iterations`, from runs of longer_iterations - 1 (`shorter`) and

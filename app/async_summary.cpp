@@ -11,15 +11,26 @@ namespace {
 
 // Between the ends of the first and the last iteration's updates, per iteration: the
 // rate once the pipeline is full. One iteration: the makespan. From the timeline, so
-// that a measured run without its warm-up iterations counts only those it kept.
+// that a measured run without its warm-up iterations counts only those it kept; from the
+// Program and its times where the simulation built no timeline.
 double steady_state_iteration_s(const SimulationResult& result) {
   std::map<int32_t, double> update_end;
   double makespan = 0;
-  for (const Span& s : result.timeline.spans) {
-    makespan = std::max(makespan, s.end_s);
-    if (s.op != op_name(Op::kOptim)) continue;
-    double& end = update_end[s.iteration];
-    end = std::max(end, s.end_s);
+  const auto add = [&](Op op, int32_t iteration, double end_s) {
+    makespan = std::max(makespan, end_s);
+    if (op != Op::kOptim) return;
+    double& end = update_end[iteration];
+    end = std::max(end, end_s);
+  };
+  if (result.timeline.spans.empty()) {
+    for (int32_t i = 0; i < result.program.size(); ++i) {
+      const Instruction& instr = result.program.instructions[i];
+      add(instr.op, instr.iteration, result.times.end_s[i]);
+    }
+  } else {
+    for (const Span& s : result.timeline.spans) {
+      add(s.op == op_name(Op::kOptim) ? Op::kOptim : Op::kFwd, s.iteration, s.end_s);
+    }
   }
   if (update_end.size() < 2) return makespan;
   return (update_end.rbegin()->second - update_end.begin()->second) /

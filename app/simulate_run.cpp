@@ -19,9 +19,9 @@ void extrapolate(SimulateRun& run, SteadyStateRuns runs) {
   const int32_t n = runs.shorter.setup.training.iterations;
   Extrapolation e;
   e.simulated_iterations = n + 1;
-  run.metrics = extrapolate_metrics(compute_metrics(runs.shorter.timeline, n, batch),
-                                    compute_metrics(runs.longer.timeline, n + 1, batch), n + 1,
-                                    iterations, batch);
+  run.metrics =
+      extrapolate_metrics(compute_metrics(runs.shorter, n, batch),
+                          compute_metrics(runs.longer, n + 1, batch), n + 1, iterations, batch);
   const int64_t per_iteration = runs.longer.program.size() - runs.shorter.program.size();
   e.instructions = runs.longer.program.size() + (iterations - n - 1) * per_iteration;
   SimulationResult result = std::move(runs.longer);
@@ -60,7 +60,7 @@ nlohmann::json SimulateRun::json() const {
     const int32_t iterations = setup.training.iterations;
     const SimulationResult& first = training->first_phase;
     nlohmann::json j =
-        run_summary_json(first, compute_metrics(first.timeline, 1, setup.training.global_batch));
+        run_summary_json(first, compute_metrics(first, 1, setup.training.global_batch));
     j["training_time_s"] = training->training_time_s;
     j["iteration_time_s"] = training->training_time_s / iterations;
     j["throughput_samples_per_s"] =
@@ -89,12 +89,15 @@ SimulateRun run_simulation(const LoadedScenario& loaded, const SimulationOptions
                      "one, the rule runs on the gradients pipetwin run measures)");
   }
   if (setup.freeze.enabled) {
-    run.training = simulate_training(setup, options);
+    // Its phases' timelines make the training run's overview and times.
+    SimulationOptions with_timelines = options;
+    with_timelines.timeline = true;
+    run.training = simulate_training(setup, with_timelines);
     return run;
   }
   if (try_extrapolation(run, options)) return run;
   run.result = simulate_setup(setup, options);
-  run.metrics = compute_metrics(run.result->timeline, run.result->setup.training.iterations,
+  run.metrics = compute_metrics(*run.result, run.result->setup.training.iterations,
                                 run.result->setup.training.global_batch);
   return run;
 }
@@ -124,7 +127,7 @@ SimulateRun run_chakra_simulation(const std::string& dir, const std::string& sce
   run.setup.training.iterations = program.iterations;
   run.setup.training.global_batch = program.global_batch;
   run.result = simulate_program(run.setup, std::move(chakra.program), options);
-  run.metrics = compute_metrics(run.result->timeline, run.result->setup.training.iterations,
+  run.metrics = compute_metrics(*run.result, run.result->setup.training.iterations,
                                 run.result->setup.training.global_batch);
   return run;
 }

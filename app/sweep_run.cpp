@@ -58,9 +58,10 @@ std::vector<PreparedPoint> prepare_points(const SweepRequest& request,
 PointResult run_point(const LoadedScenario& loaded, const SweepRequest& request) {
   PointResult r;
   try {
-    const SimulationResult result =
-        simulate(loaded, {parse_engine(request.engine), request.allow_oom, request.limits, true});
-    const RunMetrics metrics = compute_metrics(result.timeline, result.setup.training.iterations,
+    // A point reports metrics only: no timeline.
+    const SimulationResult result = simulate(
+        loaded, {parse_engine(request.engine), request.allow_oom, request.limits, false, false});
+    const RunMetrics metrics = compute_metrics(result, result.setup.training.iterations,
                                                result.setup.training.global_batch);
     r.out_of_memory = !result.out_of_memory.empty();
     r.status = r.out_of_memory ? PointStatus::kOutOfMemory : PointStatus::kOk;

@@ -40,6 +40,9 @@ SimulationOptions simulation_options(const SimulateArgs& args) {
   // from the link statistics.
   options.link_counters =
       !args.trace_path.empty() || !args.timeline_path.empty() || !args.report_path.empty();
+  // The timeline itself is built only for what draws it; the summary's metrics come from
+  // the Program and its times.
+  options.timeline = options.link_counters;
   return options;
 }
 

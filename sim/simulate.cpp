@@ -72,9 +72,14 @@ SimulationResult simulate_program(const ResolvedScenario& setup, Program program
           accounting_topology(result.program, result.setup, options.engine)) {
     result.links = link_usage(result.program, result.setup.cluster, *topology, result.times);
   }
-  result.timeline = make_timeline(result.program, result.setup.cluster, result.times, result.memory,
-                                  engine_name(options.engine));
-  if (options.link_counters) add_link_counters(result.timeline, result.links);
+  if (options.timeline) {
+    result.timeline = make_timeline(result.program, result.setup.cluster, result.times,
+                                    result.memory, engine_name(options.engine));
+    if (options.link_counters) add_link_counters(result.timeline, result.links);
+  } else {
+    result.timeline.source = engine_name(options.engine);
+    result.timeline.devices = timeline_devices(result.program, result.setup.cluster);
+  }
   return result;
 }
 

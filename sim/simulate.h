@@ -25,6 +25,10 @@ struct SimulationOptions {
   // The timeline's link-utilization counters (one per change of a link's load), which traces
   // and reports draw and nothing else reads: at 16,384 GPUs a fifth of the run.
   bool link_counters = true;
+  // The timeline's spans and counters; without them SimulationResult::timeline holds the
+  // devices and the source only, and metrics come from the Program (analysis/metrics.h).
+  // At 16,384 GPUs building the timeline is a fifth of the run.
+  bool timeline = true;
 };
 
 struct SimulationResult {

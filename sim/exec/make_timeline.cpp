@@ -36,16 +36,22 @@ std::string grid_label(const Program& program, int32_t device) {
 
 }  // namespace
 
+std::vector<TimelineDevice> timeline_devices(const Program& program, const ClusterSpec& cluster) {
+  std::vector<TimelineDevice> devices;
+  for (int32_t d = 0; d < program.num_devices; ++d) {
+    const DeviceSpec& device = cluster.devices[d];
+    devices.push_back(
+        {device.id, device.node, device.name + replica_label(program, d) + grid_label(program, d)});
+  }
+  return devices;
+}
+
 Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
                        const ExecutionTimes& times, const MemoryCurve& memory,
                        const std::string& source) {
   Timeline timeline;
   timeline.source = source;
-  for (int32_t d = 0; d < program.num_devices; ++d) {
-    const DeviceSpec& device = cluster.devices[d];
-    timeline.devices.push_back(
-        {device.id, device.node, device.name + replica_label(program, d) + grid_label(program, d)});
-  }
+  timeline.devices = timeline_devices(program, cluster);
   timeline.spans.reserve(program.size());
   for (int32_t i = 0; i < program.size(); ++i) {
     const Instruction& instr = program.instructions[i];

@@ -20,6 +20,9 @@ Timeline make_timeline(const Program& program, const ClusterSpec& cluster,
                        const ExecutionTimes& times, const MemoryCurve& memory,
                        const std::string& source);
 
+// The devices of a Program's timeline, each named with its place in the grid.
+std::vector<TimelineDevice> timeline_devices(const Program& program, const ClusterSpec& cluster);
+
 // Appends `part` (one Program's timeline) to `into`, `shift_s` later and `iteration_shift`
 // iterations on; the flows of part number `part_index` stay apart from the others'. Link
 // counters are left out: link ids differ between Programs.

@@ -47,7 +47,10 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
       lanes[ins.device].push_back({position[i], false, i});
     }
   }
-  std::vector<std::vector<int32_t>> tp_reduce(n);  // pass -> its all-reduce on each GPU
+  // pass -> its all-reduce on GPU 0 of its stage, those of GPUs 1..T-1 right after (one
+  // table, not a vector per instruction: at 16,384 GPUs the allocations were a tenth of the
+  // run).
+  std::vector<int32_t> tp_reduce(n, -1);
   for (auto& lane : lanes) {
     std::sort(lane.begin(), lane.end());
     for (const CollectiveLaneEntry& e : lane) {
@@ -65,28 +68,31 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
         reduce.bytes = bytes;
         reduce.collectives =
             static_cast<uint16_t>(std::min<int32_t>(count, std::numeric_limits<uint16_t>::max()));
-        tp_reduce[e.index].push_back(builder.add(reduce));
+        const int32_t id = builder.add(reduce);
+        if (t == 0) tp_reduce[e.index] = id;
       }
     }
   }
 
+  std::vector<int32_t> group(T);
   for (int32_t i = 0; i < n; ++i) {
     for (int32_t t = 0; t < T; ++t) {
       for (int32_t d : program.deps_of(i)) {
         // What consumed a pass consumes it once reduced.
-        const bool reduced = !tp_reduce[d].empty() && !waits_for_the_pass_itself(program, i);
-        builder.add_dependency(at(i, t), reduced ? tp_reduce[d][t] : at(d, t));
+        const bool reduced = tp_reduce[d] >= 0 && !waits_for_the_pass_itself(program, i);
+        builder.add_dependency(at(i, t), reduced ? tp_reduce[d] + t : at(d, t));
       }
       if (program.partner[i] >= 0 && is_send(program.instructions[i].op)) {
         builder.pair(at(i, t), at(program.partner[i], t));
       }
     }
-    if (tp_reduce[i].empty()) continue;
-    builder.group(tp_reduce[i]);
+    if (tp_reduce[i] < 0) continue;
+    for (int32_t t = 0; t < T; ++t) group[t] = tp_reduce[i] + t;
+    builder.group(group);
     const bool next_on_lane = i + 1 < n && program.lane_index(i + 1) == program.lane_index(i);
     for (int32_t t = 0; t < T; ++t) {
-      builder.add_dependency(tp_reduce[i][t], at(i, t));
-      if (next_on_lane) builder.add_dependency(at(i + 1, t), tp_reduce[i][t]);
+      builder.add_dependency(tp_reduce[i] + t, at(i, t));
+      if (next_on_lane) builder.add_dependency(at(i + 1, t), tp_reduce[i] + t);
     }
   }
   for (int32_t g = 0; g < program.num_groups(); ++g) {

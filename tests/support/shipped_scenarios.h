@@ -59,7 +59,8 @@ inline std::vector<std::string> one_small_replica_overrides(const std::string& n
   } else {
     set.insert(set.end(), {"training.global_batch=32", "training.microbatches=32"});
   }
-  if (std::regex_search(name, std::regex("-cp[0-9]+"))) set.push_back("training.context_parallel=2");
+  if (std::regex_search(name, std::regex("-cp[0-9]+")))
+    set.push_back("training.context_parallel=2");
   return set;
 }
 
