@@ -76,10 +76,15 @@ ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {
   const double chunks = std::max(1, setup.schedule.chunks());
   const double microbatches = max_cuts(setup);
   // Per replica and iteration: a FWD and a BWD per chunk and microbatch; a SEND and a RECV
-  // of activations and of gradients per boundary and microbatch (unequal cuts add at most
-  // one transfer per cut on either side, hence the factor 2); an OPTIM and an ALLREDUCE per
+  // of activations and of gradients per boundary and microbatch (unequal cuts, planned per
+  // stage, add at most one transfer per cut on either side, and asynchronous pipelines'
+  // replicated stages more, hence the factor 2 for those); an OPTIM and an ALLREDUCE per
   // chunk; OFFLOAD and RELOAD per stash; PipeFB's stash and weight hand-overs.
-  double per_iteration = 2 * chunks * microbatches + 8 * (chunks - 1) * microbatches + 2 * chunks;
+  const bool equal_cuts =
+      setup.schedule.stage_plans.stages.empty() && !is_asynchronous(setup.schedule.kind);
+  const double transfers = equal_cuts ? 4 : 8;
+  double per_iteration =
+      2 * chunks * microbatches + transfers * (chunks - 1) * microbatches + 2 * chunks;
   if (setup.schedule.offload.enabled) per_iteration += 2 * chunks * microbatches;
   if (setup.schedule.kind == proto::PIPEFB) per_iteration += 2 * chunks * microbatches + 2 * chunks;
   // Expert parallelism: an all-to-all after every FWD and BWD, and the experts' own

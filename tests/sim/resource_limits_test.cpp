@@ -65,7 +65,7 @@ TEST(ResourceLimits, PastTheLimitsIsAnInputErrorThatSaysWhatToDo) {
   EXPECT_THAT(
       [&] { check_resource_limits(setup, ResourceLimits{}); },
       ::testing::ThrowsMessage<InputError>(AllOf(
-          HasSubstr("about 520 million instructions"),
+          HasSubstr("about 360 million instructions"),
           HasSubstr("50 million instructions (--max-instructions)"),
           HasSubstr("(--max-memory GiB)"), HasSubstr("training.iterations = 10000000 drives it"))));
   setup.training.iterations = 10;
