@@ -59,8 +59,8 @@ PointResult run_point(const LoadedScenario& loaded, const SweepRequest& request)
   PointResult r;
   try {
     // A point reports metrics only: no timeline.
-    const SimulationResult result = simulate(
-        loaded, {parse_engine(request.engine), request.allow_oom, request.limits, false, false});
+    const SimulationResult result =
+        simulate(loaded, {parse_engine(request.engine), request.allow_oom, request.limits, false});
     const RunMetrics metrics = compute_metrics(result, result.setup.training.iterations,
                                                result.setup.training.global_batch);
     r.out_of_memory = !result.out_of_memory.empty();

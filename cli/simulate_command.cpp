@@ -36,13 +36,10 @@ struct SimulateArgs {
 
 SimulationOptions simulation_options(const SimulateArgs& args) {
   SimulationOptions options{parse_engine(args.engine), args.allow_oom, args.resources.limits()};
-  // The links' load over time is drawn in traces and reports; the summary takes its totals
-  // from the link statistics.
-  options.link_counters =
+  // The timeline is built only for what draws it; the summary's metrics come from the Program
+  // and its times, its link totals from the link statistics.
+  options.timeline =
       !args.trace_path.empty() || !args.timeline_path.empty() || !args.report_path.empty();
-  // The timeline itself is built only for what draws it; the summary's metrics come from
-  // the Program and its times.
-  options.timeline = options.link_counters;
   return options;
 }
 

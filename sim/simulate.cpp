@@ -75,7 +75,7 @@ SimulationResult simulate_program(const ResolvedScenario& setup, Program program
   if (options.timeline) {
     result.timeline = make_timeline(result.program, result.setup.cluster, result.times,
                                     result.memory, engine_name(options.engine));
-    if (options.link_counters) add_link_counters(result.timeline, result.links);
+    add_link_counters(result.timeline, result.links);
   } else {
     result.timeline.source = engine_name(options.engine);
     result.timeline.devices = timeline_devices(result.program, result.setup.cluster);

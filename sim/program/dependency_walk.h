@@ -74,14 +74,16 @@ WalkResult walk_in_dependency_order(const Program& p, Duration&& duration,
     ++result.executed;
     ++head[lane];
     lane_free[lane] = e;
-    // A compute op's collective dependents on its own device may start early (a lead is
-    // set on collectives only).
+    // A compute op's dependents on its device's collective lanes may start early.
     const bool compute = lane % kLaneCount == static_cast<int>(Lane::kCompute);
-    const int32_t device = lane / kLaneCount;
+    const int32_t collective_lane =
+        lane - static_cast<int>(Lane::kCompute) + static_cast<int>(Lane::kCollective);
+    const int32_t data_parallel_lane =
+        lane - static_cast<int>(Lane::kCompute) + static_cast<int>(Lane::kDataParallel);
     for (int32_t d : p.dependents_of(i)) {
       Node& next = node[d];
       double ready = next.lane == lane ? e : e + wakeup_s;
-      if (compute && next.lane / kLaneCount == device) {
+      if (compute && (next.lane == collective_lane || next.lane == data_parallel_lane)) {
         ready -= std::min(p.instructions[d].lead_s, e - s);
       }
       if (ready > next.ready) next.ready = ready;

@@ -18,30 +18,14 @@ std::vector<int32_t> compute_positions(const Program& program) {
 std::vector<int32_t> collective_triggers(const Program& program,
                                          const std::vector<int32_t>& position) {
   std::vector<int32_t> trigger(program.size(), -1);
-  // A device's collective lane comes before its data-parallel lane, and each lists its
-  // collectives in order, so a collective that another waits for on its own device comes
-  // first; one on another device may not, and is resolved on its own first.
-  std::vector<uint8_t> done(program.size(), 0);
-  std::vector<int32_t> stack;
-  for (int32_t root = 0; root < program.size(); ++root) {
-    if (done[root] || !is_collective(program.instructions[root].op)) continue;
-    stack.push_back(root);
-    while (!stack.empty()) {
-      const int32_t i = stack.back();
-      bool ready = true;
-      for (int32_t d : program.deps_of(i)) {
-        if (position[d] < 0 && !done[d] && is_collective(program.instructions[d].op)) {
-          stack.push_back(d);
-          ready = false;
-        }
-      }
-      if (!ready) continue;
-      stack.pop_back();
-      if (done[i]) continue;
-      for (int32_t d : program.deps_of(i)) {
-        trigger[i] = std::max(trigger[i], position[d] >= 0 ? position[d] : trigger[d]);
-      }
-      done[i] = 1;
+  // A collective waits for collectives of its own device only, on its own lane or on the
+  // collective lane before its data-parallel lane (a gradient reduction after an expert
+  // all-to-all), and a lane lists its collectives in order: in id order, one a collective
+  // waits for comes first.
+  for (int32_t i = 0; i < program.size(); ++i) {
+    if (!is_collective(program.instructions[i].op)) continue;
+    for (int32_t d : program.deps_of(i)) {
+      trigger[i] = std::max(trigger[i], position[d] >= 0 ? position[d] : trigger[d]);
     }
   }
   return trigger;
