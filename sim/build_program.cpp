@@ -19,7 +19,9 @@
 #include "sim/schedule/sharded_data_parallel.h"
 #include "sim/schedule/tensor_parallel.h"
 #include "sim/schedule/weight_versions.h"
+#include "sim/schedule/zero_bubble_auto.h"
 #include "sim/schedule/zero_bubble_order.h"
+#include "sim/zero_bubble_auto_choice.h"
 
 namespace pipetwin {
 
@@ -114,6 +116,23 @@ std::vector<ChunkPassCosts> chunk_pass_costs(const PipelineLayout& layout) {
     c.stash = stashes ? cost.stash_bytes_per_sample * samples : 1.0;
     c.weight_stash = stashes ? cost.bwd_weight_stash_bytes_per_sample * samples : 1.0;
     costs.push_back(c);
+  }
+  return costs;
+}
+
+// ZB_AUTO's view of one pipeline: each stage's passes, and each cut's transfer both ways.
+LinearPipelineCosts linear_pipeline_costs(const ResolvedScenario& setup,
+                                          const PipelineLayout& layout) {
+  LinearPipelineCosts costs;
+  costs.stages = chunk_pass_costs(layout);
+  const double samples = layout.fwd_ranges.front().front().size();
+  for (size_t s = 0; s < layout.costs.size(); ++s) {
+    costs.update_s.push_back(layout.costs[s].optim_s);
+    if (s + 1 == layout.costs.size()) break;
+    const double bytes = layout.costs[s].output_bytes_per_sample * samples;
+    const int32_t from = layout.stage_device[s], to = layout.stage_device[s + 1];
+    costs.forward_transfer_s.push_back(device_transfer_seconds(setup.cluster, from, to, bytes));
+    costs.backward_transfer_s.push_back(device_transfer_seconds(setup.cluster, to, from, bytes));
   }
   return costs;
 }
@@ -377,6 +396,16 @@ Program build_program(const ResolvedScenario& setup) {
       TimedComputeOrder timed = zb_v_schedule(stages, microbatches, chunk_pass_costs(layout));
       order = std::move(timed.order);
       production_times = std::move(timed.end_s);
+      break;
+    }
+    case proto::ZB_AUTO: {
+      const double limit = setup.schedule.memory_limit_microbatches;
+      ChosenOrder chosen = choose_zb_auto_order(
+          setup, layout,
+          zb_auto_candidates(microbatches, linear_pipeline_costs(setup, layout),
+                             limit > 0 ? limit : stages));
+      order = std::move(chosen.order);
+      production_times = std::move(chosen.production_times);
       break;
     }
     case proto::DUALPIPE: {

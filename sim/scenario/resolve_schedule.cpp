@@ -1,5 +1,7 @@
 #include "sim/scenario/resolve_schedule.h"
 
+#include <cmath>
+
 #include "sim/scenario/resolve_stage_plans.h"
 #include "sim/scenario/resolve_stage_replicas.h"
 
@@ -26,6 +28,23 @@ void check_zero_bubble_combinations(const ScenarioChecker& check, const proto::S
                    " does not recompute activations (W would need the rebuilt activations "
                    "held from B to W)");
   }
+}
+
+// ZB_AUTO's stash limit: at least one microbatch's (a stage must be able to run a forward);
+// unset (0), 1F1B's first stage, K microbatches.
+double resolve_memory_limit(const ScenarioChecker& check, const proto::Schedule& p) {
+  if (!p.has_memory_limit_microbatches()) return 0;
+  if (p.kind() != proto::ZB_AUTO) {
+    check.fail("schedule.memory_limit_microbatches", "only ZB_AUTO takes a memory limit; " +
+                                                         proto::ScheduleKind_Name(p.kind()) +
+                                                         "'s memory follows from its order");
+  }
+  if (!(p.memory_limit_microbatches() >= 1) || !std::isfinite(p.memory_limit_microbatches())) {
+    check.fail("schedule.memory_limit_microbatches",
+               "must be at least 1 (one microbatch's stash), got " +
+                   std::to_string(p.memory_limit_microbatches()));
+  }
+  return p.memory_limit_microbatches();
 }
 
 // DualPipe's two directions meet in the middle (an even number of stages), each takes half
@@ -117,6 +136,7 @@ ScheduleSpec resolve_schedule(const ScenarioChecker& check, const proto::Scenari
   }
   if (is_zero_bubble(p.kind())) check_zero_bubble_combinations(check, s);
   if (p.kind() == proto::DUALPIPE) check_dualpipe(check, p, training);
+  schedule.memory_limit_microbatches = resolve_memory_limit(check, p);
   if (p.kind() == proto::INTERLEAVED_ONE_F_ONE_B && training.microbatches % p.stages() != 0) {
     check.fail("training.microbatches",
                "interleaved 1F1B needs microbatches (" + std::to_string(training.microbatches) +

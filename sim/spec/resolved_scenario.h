@@ -59,7 +59,7 @@ inline bool is_asynchronous(proto::ScheduleKind kind) {
 // Zero-bubble pipelines split every backward into BWD_INPUT and BWD_WEIGHT.
 inline bool is_zero_bubble(proto::ScheduleKind kind) {
   return kind == proto::ZB_H1 || kind == proto::ZB_H2 || kind == proto::ZB_V ||
-         kind == proto::DUALPIPE;
+         kind == proto::ZB_AUTO || kind == proto::DUALPIPE;
 }
 
 struct ScheduleSpec {
@@ -75,6 +75,9 @@ struct ScheduleSpec {
   int32_t max_staleness = 0;
   // Per stage, the devices that run it (schedule.stage_replicas); empty: one each.
   std::vector<int32_t> stage_replicas;
+  // ZB_AUTO: each stage's activation stashes within this many of its microbatches' (0:
+  // 1F1B's first stage, `stages`).
+  double memory_limit_microbatches = 0;
 
   int32_t chunks() const { return stages * virtual_stages; }
 };

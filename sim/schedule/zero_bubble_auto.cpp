@@ -1,0 +1,262 @@
+#include "sim/schedule/zero_bubble_auto.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace pipetwin {
+namespace {
+
+constexpr double kUnknown = std::numeric_limits<double>::infinity();
+
+// The end of every F and B per (stage, microbatch), as far as it is known.
+struct PassEnds {
+  PassEnds(int32_t stages, int32_t microbatches)
+      : fwd(stages, std::vector<double>(microbatches, kUnknown)),
+        bwd(stages, std::vector<double>(microbatches, kUnknown)) {}
+  std::vector<std::vector<double>> fwd, bwd;
+};
+
+// When the input of each pass reaches its stage; kUnknown until its producer is placed.
+double forward_input_at(const PassEnds& ends, const LinearPipelineCosts& costs, int32_t s,
+                        int32_t m) {
+  return s == 0 ? 0.0 : ends.fwd[s - 1][m] + costs.forward_transfer_s[s - 1];
+}
+double backward_input_at(const PassEnds& ends, const LinearPipelineCosts& costs, int32_t s,
+                         int32_t m) {
+  const int32_t last = static_cast<int32_t>(costs.stages.size()) - 1;
+  return s == last ? ends.fwd[s][m] : ends.bwd[s + 1][m] + costs.backward_transfer_s[s];
+}
+
+double pass_seconds(const ChunkPassCosts& c, Op op) {
+  return op == Op::kFwd ? c.fwd_s : op == Op::kBwdInput ? c.bwd_input_s : c.bwd_weight_s;
+}
+
+// What a pass does to its stage's held stash: F allocates it, B frees all but W's share,
+// W frees that share.
+double stash_change(const ChunkPassCosts& c, Op op) {
+  return op == Op::kFwd        ? c.stash
+         : op == Op::kBwdInput ? -(c.stash - c.weight_stash)
+                               : -c.weight_stash;
+}
+
+OrderTiming finish_timing(TimedComputeOrder timed, std::vector<double> peak,
+                          const LinearPipelineCosts& costs) {
+  OrderTiming timing;
+  for (size_t s = 0; s < timed.end_s.size(); ++s) {
+    const double last = timed.end_s[s].empty() ? 0.0 : timed.end_s[s].back();
+    timing.makespan_s = std::max(timing.makespan_s, last + costs.update_s[s]);
+  }
+  timing.timed = std::move(timed);
+  timing.peak_stash = std::move(peak);
+  return timing;
+}
+
+// The greedy list scheduler. Each stage, at its free time, runs a B whose gradient has
+// arrived, else an F whose input has arrived and whose stash fits (and, before the stage's
+// first B, only `warmup[s]` of them), else its oldest pending W, else waits for the next
+// arrival. Stages are placed in the order of their proposed starts, so a pass is placed only
+// once everything that starts earlier is known.
+class GreedyScheduler {
+ public:
+  GreedyScheduler(int32_t microbatches, const LinearPipelineCosts& costs, double limit,
+                  std::vector<int32_t> warmup)
+      : K_(static_cast<int32_t>(costs.stages.size())),
+        M_(microbatches),
+        costs_(costs),
+        ends_(K_, M_),
+        warmup_(std::move(warmup)),
+        free_at_(K_, 0.0),
+        held_(K_, 0.0),
+        peak_(K_, 0.0),
+        next_fwd_(K_, 0),
+        next_bwd_(K_, 0),
+        pending_(K_),
+        timed_{ComputeOrder(K_), std::vector<std::vector<double>>(K_)} {
+    for (const ChunkPassCosts& c : costs.stages) limit_.push_back(limit * c.stash);
+  }
+
+  OrderTiming run() && {
+    for (int64_t left = 3LL * K_ * M_; left > 0; --left) {
+      int32_t best = -1;
+      Proposal chosen;
+      for (int32_t s = 0; s < K_; ++s) {
+        const Proposal p = propose(s);
+        if (p.start < chosen.start) {
+          chosen = p;
+          best = s;
+        }
+      }
+      if (best < 0) throw std::logic_error("ZB_AUTO scheduler: no stage can proceed");
+      place(best, chosen);
+    }
+    return finish_timing(std::move(timed_), std::move(peak_), costs_);
+  }
+
+ private:
+  struct Proposal {
+    double start = kUnknown;
+    Op op = Op::kFwd;
+  };
+
+  bool forward_allowed(int32_t s) const {
+    if (next_fwd_[s] >= M_) return false;
+    if (next_bwd_[s] == 0 && next_fwd_[s] >= warmup_[s]) return false;
+    const ChunkPassCosts& c = costs_.stages[s];
+    return held_[s] + c.stash <= limit_[s] * (1 + 1e-12) + 1e-300;
+  }
+
+  Proposal propose(int32_t s) const {
+    const double t = free_at_[s];
+    const double b_at =
+        next_bwd_[s] < next_fwd_[s] ? backward_input_at(ends_, costs_, s, next_bwd_[s]) : kUnknown;
+    const double f_at =
+        forward_allowed(s) ? forward_input_at(ends_, costs_, s, next_fwd_[s]) : kUnknown;
+    if (b_at <= t) return {t, Op::kBwdInput};
+    if (f_at <= t) return {t, Op::kFwd};
+    if (!pending_[s].empty()) return {t, Op::kBwdWeight};
+    if (b_at <= f_at) return {b_at, Op::kBwdInput};
+    return {f_at, Op::kFwd};
+  }
+
+  void place(int32_t s, const Proposal& p) {
+    int32_t m = 0;
+    if (p.op == Op::kFwd) {
+      m = next_fwd_[s]++;
+    } else if (p.op == Op::kBwdInput) {
+      m = next_bwd_[s]++;
+      pending_[s].push_back(m);
+    } else {
+      m = pending_[s].front();
+      pending_[s].pop_front();
+    }
+    const ChunkPassCosts& c = costs_.stages[s];
+    const double end = p.start + pass_seconds(c, p.op);
+    free_at_[s] = end;
+    held_[s] += stash_change(c, p.op);
+    peak_[s] = std::max(peak_[s], held_[s]);
+    if (p.op == Op::kFwd) ends_.fwd[s][m] = end;
+    if (p.op == Op::kBwdInput) ends_.bwd[s][m] = end;
+    timed_.order[s].push_back({p.op, s, m});
+    timed_.end_s[s].push_back(end);
+  }
+
+  int32_t K_, M_;
+  const LinearPipelineCosts& costs_;
+  PassEnds ends_;
+  std::vector<int32_t> warmup_;
+  std::vector<double> limit_, free_at_, held_, peak_;
+  std::vector<int32_t> next_fwd_, next_bwd_;
+  std::vector<std::deque<int32_t>> pending_;  // microbatches whose W is still to run
+  TimedComputeOrder timed_;
+};
+
+bool same_order(const ComputeOrder& a, const ComputeOrder& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t d = 0; d < a.size(); ++d) {
+    if (!std::equal(a[d].begin(), a[d].end(), b[d].begin(), b[d].end(),
+                    [](const ComputeAction& x, const ComputeAction& y) {
+                      return x.op == y.op && x.stage == y.stage && x.microbatch == y.microbatch;
+                    })) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool fits(const OrderTiming& timing, const LinearPipelineCosts& costs, double limit) {
+  for (size_t s = 0; s < costs.stages.size(); ++s) {
+    if (timing.peak_stash[s] > limit * costs.stages[s].stash * (1 + 1e-9) + 1e-300) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+OrderTiming time_linear_order(const ComputeOrder& order, int32_t microbatches,
+                              const LinearPipelineCosts& costs) {
+  const int32_t K = static_cast<int32_t>(costs.stages.size());
+  PassEnds ends(K, microbatches);
+  std::vector<std::vector<double>> weight_ready(K, std::vector<double>(microbatches, kUnknown));
+  TimedComputeOrder timed{order, std::vector<std::vector<double>>(K)};
+  std::vector<size_t> next(K, 0);
+  std::vector<double> free_at(K, 0.0), held(K, 0.0), peak(K, 0.0);
+  // Sweep the stages until none advances: each pass waits for its device and its input.
+  for (bool advanced = true; advanced;) {
+    advanced = false;
+    for (int32_t s = 0; s < K; ++s) {
+      for (; next[s] < order[s].size(); ++next[s]) {
+        const ComputeAction& a = order[s][next[s]];
+        const double input = a.op == Op::kFwd ? forward_input_at(ends, costs, s, a.microbatch)
+                             : a.op == Op::kBwdInput
+                                 ? backward_input_at(ends, costs, s, a.microbatch)
+                                 : weight_ready[s][a.microbatch];
+        if (input == kUnknown) break;
+        const ChunkPassCosts& c = costs.stages[s];
+        const double end = std::max(free_at[s], input) + pass_seconds(c, a.op);
+        free_at[s] = end;
+        held[s] += stash_change(c, a.op);
+        peak[s] = std::max(peak[s], held[s]);
+        if (a.op == Op::kFwd) ends.fwd[s][a.microbatch] = end;
+        if (a.op == Op::kBwdInput) {
+          ends.bwd[s][a.microbatch] = end;
+          weight_ready[s][a.microbatch] = end;
+        }
+        timed.end_s[s].push_back(end);
+        advanced = true;
+      }
+    }
+  }
+  for (int32_t s = 0; s < K; ++s) {
+    if (next[s] < order[s].size()) {
+      throw std::logic_error("time_linear_order: stage " + std::to_string(s) +
+                             " waits for an input that never comes");
+    }
+  }
+  return finish_timing(std::move(timed), std::move(peak), costs);
+}
+
+std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
+                                                  const LinearPipelineCosts& costs,
+                                                  double limit_microbatches) {
+  const int32_t K = static_cast<int32_t>(costs.stages.size());
+  if (limit_microbatches < 1) {
+    throw std::invalid_argument("zb_auto_candidates: a limit of " +
+                                std::to_string(limit_microbatches) +
+                                " microbatches leaves no room for one forward");
+  }
+  std::vector<OrderTiming> timings;
+  // The warm-up before the first B: from 1F1B's K-s forwards to ZB-H2's 2(K-s)-1 in five
+  // steps, and as many as the memory holds.
+  for (int32_t step = 0; step <= 5; ++step) {
+    std::vector<int32_t> warmup(K);
+    for (int32_t s = 0; s < K; ++s) {
+      warmup[s] = step == 5 ? microbatches
+                            : K - s + static_cast<int32_t>(std::lround(step * (K - s - 1) / 4.0));
+    }
+    timings.push_back(
+        GreedyScheduler(microbatches, costs, limit_microbatches, std::move(warmup)).run());
+  }
+  for (const ComputeOrder& handcrafted :
+       {zb_h1_order(K, microbatches), zb_h2_order(K, microbatches),
+        split_backwards(one_f_one_b_order(K, microbatches))}) {
+    OrderTiming timing = time_linear_order(handcrafted, microbatches, costs);
+    if (fits(timing, costs, limit_microbatches)) timings.push_back(std::move(timing));
+  }
+  std::stable_sort(timings.begin(), timings.end(), [](const OrderTiming& a, const OrderTiming& b) {
+    return a.makespan_s < b.makespan_s;
+  });
+  std::vector<TimedComputeOrder> candidates;
+  for (OrderTiming& timing : timings) {
+    const bool seen = std::any_of(candidates.begin(), candidates.end(), [&](const auto& c) {
+      return same_order(c.order, timing.timed.order);
+    });
+    if (!seen) candidates.push_back(std::move(timing.timed));
+  }
+  return candidates;
+}
+
+}  // namespace pipetwin
