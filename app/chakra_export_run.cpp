@@ -17,7 +17,7 @@ ChakraExportRun export_chakra(const std::string& scenario,
                      ": a FreezePipe training run changes its program at every freeze, and the "
                      "traces hold one program: export the scenario without its freeze block");
   }
-  check_resource_limits(setup, limits);
+  check_resource_limits(setup, limits, {Engine::kAnalytic, false});
   Program program = build_program(setup);
   apply_interference(program, setup.cluster);
   return {setup.name, program.size(), chakra_workload(program, {setup.name, scenario, overrides})};

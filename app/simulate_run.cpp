@@ -39,7 +39,10 @@ void extrapolate(SimulateRun& run, SteadyStateRuns runs) {
 
 // The steady-state extrapolation when the whole run is past the limits and one applies.
 bool try_extrapolation(SimulateRun& run, const SimulationOptions& options) {
-  if (within_limits(estimate_program_size(run.setup), options.limits)) return false;
+  if (within_limits(estimate_program_size(run.setup, {options.engine, options.timeline}),
+                    options.limits)) {
+    return false;
+  }
   if (!can_extrapolate(run.setup, options)) return false;  // the limit's error follows
   std::optional<SteadyStateRuns> runs = find_steady_state(run.setup, options);
   if (!runs) return false;

@@ -45,7 +45,9 @@ std::vector<PreparedPoint> prepare_points(const SweepRequest& request,
     try {
       LoadedScenario loaded =
           load_scenario(request.scenario, point_overrides(request.overrides, point));
-      check_resource_limits(resolve_scenario(loaded), request.limits);
+      // A point's run keeps no timeline (its metrics come from the Program).
+      check_resource_limits(resolve_scenario(loaded), request.limits,
+                            {parse_engine(request.engine), false});
       prepared.push_back({std::move(point), std::move(loaded), index});
     } catch (const InputError& e) {
       throw InputError("point " + point_name(point) + ": " + e.what());

@@ -16,7 +16,7 @@ namespace {
 // of up to --max-microbatches (default: one per sample) sizes; the full-model check
 // simulates the scenario itself.
 void check_search_size(const UmpipePlanRequest& args, const ResolvedScenario& setup) {
-  check_resource_limits(setup, args.limits);
+  check_resource_limits(setup, args.limits, {Engine::kAnalytic, false});
   const double cuts = args.max_microbatches > 0 ? args.max_microbatches
                                                 : static_cast<double>(setup.training.global_batch) /
                                                       std::max(1, setup.training.data_parallel);

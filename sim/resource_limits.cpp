@@ -5,17 +5,62 @@
 #include <fstream>
 #include <string>
 
+#include "sim/simgrid/engine_arguments.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {
 
-// What one instruction costs in memory across a run: the Instruction and its dependency
-// lists, its times, its memory samples and its timeline span (measured: ~650 bytes with
-// either engine, at 160 k instructions).
-constexpr double kBytesPerInstruction = 700;
-// What one device costs without any instruction (platform, lanes, counters).
-constexpr double kBytesPerDevice = 64 * 1024;
+// The process at its peak (/usr/bin/time's maximum resident set). Each figure was fitted on
+// one run and predicts the others (docs/performance.md, "The estimate before the run", and
+// bench/memory_estimate.py). The binary, its libraries and a small scenario ...
+constexpr double kProcessBytes = 39e6;
+// ... the analytic engine: per instruction the Program (the instruction, its dependency
+// rows, its group), its times and memory samples; per device its lanes, peaks and report
+// (fitted on megatron-gpt-145b-1536gpu and llama3-405b-16384gpu) ...
+constexpr double kAnalyticBytesPerInstruction = 214;
+constexpr double kAnalyticBytesPerDevice = 8.5e3;
+// ... the timeline, when one is built: per instruction a span and the counters (fitted on
+// megatron-gpt-145b-1536gpu with --trace; --timeline's protobuf message needs as much again
+// while it is written) ...
+constexpr double kTimelineBytesPerInstruction = 350;
+// ... and SimGrid on top: per device its host, links, routes and the touched pages of its
+// lane actors' stacks (fitted on llama3-405b-16384gpu at 8 replicas, 1024 GPUs), and each
+// actor's whole stack once there are too many actors for guard pages: SimGrid then
+// allocates every stack in full (sim/simgrid/engine_arguments.h).
+constexpr double kSimgridBytesPerDevice = 30e3;
+// The link statistics keep every flow of every collective until the run ends: a ring has one
+// flow per member (counted with its instruction), an all-to-all E-1 (fitted on
+// deepseek-v3-2048gpu, whose expert all-to-alls have 64 members).
+constexpr double kBytesPerExtraAllToAllFlow = 44;
+
+// The lanes SimGrid runs an actor for on each device: compute; send and recv between
+// stages or around a context-parallel ring; copies for offload; one for the collectives
+// within a replica and one for those across replicas.
+double lane_actors_per_device(const ResolvedScenario& setup) {
+  const TrainingSpec& t = setup.training;
+  double lanes = 1;
+  if (setup.schedule.stages > 1 || t.context_parallel > 1) lanes += 2;
+  if (setup.schedule.offload.enabled) lanes += 1;
+  if (t.tensor_parallel > 1 || t.context_parallel > 1 || t.expert_parallel > 1) lanes += 1;
+  if (t.data_parallel > 1) lanes += 1;
+  return lanes;
+}
+
+// `all_to_all_flows`: the flows of the expert all-to-alls beyond one per member.
+double memory_bytes(const ResolvedScenario& setup, double instructions, double all_to_all_flows,
+                    const RunFootprint& footprint) {
+  const double devices = static_cast<double>(setup.cluster.devices.size());
+  double bytes = kProcessBytes + instructions * kAnalyticBytesPerInstruction +
+                 devices * kAnalyticBytesPerDevice + all_to_all_flows * kBytesPerExtraAllToAllFlow;
+  if (footprint.timeline) bytes += instructions * kTimelineBytesPerInstruction;
+  if (footprint.engine == Engine::kSimgrid) {
+    const double actors = devices * lane_actors_per_device(setup);
+    bytes += devices * kSimgridBytesPerDevice;
+    if (actors > kSimgridGuardedActors) bytes += actors * kSimgridActorStackKib * 1024.0;
+  }
+  return bytes;
+}
 
 std::string count_text(double value) {
   char buffer[32];
@@ -70,7 +115,8 @@ double default_memory_limit_bytes() {
   return bytes;
 }
 
-ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {
+ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup,
+                                          const RunFootprint& footprint) {
   const double iterations = std::max(1, setup.training.iterations);
   const double replicas = std::max(1, setup.training.data_parallel);
   const double chunks = std::max(1, setup.schedule.chunks());
@@ -83,23 +129,33 @@ ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {
   const bool equal_cuts =
       setup.schedule.stage_plans.stages.empty() && !is_asynchronous(setup.schedule.kind);
   const double transfers = equal_cuts ? 4 : 8;
+  // DualPipe runs each stage twice, once per direction: what comes once per stage (updates,
+  // gradient reductions, ZeRO's weight gathers) comes twice.
+  const double copies = setup.schedule.kind == proto::DUALPIPE ? 2 : 1;
   double per_iteration =
-      2 * chunks * microbatches + transfers * (chunks - 1) * microbatches + 2 * chunks;
+      2 * chunks * microbatches + transfers * (chunks - 1) * microbatches + 2 * copies * chunks;
   if (setup.schedule.offload.enabled) per_iteration += 2 * chunks * microbatches;
   if (setup.schedule.kind == proto::PIPEFB) per_iteration += 2 * chunks * microbatches + 2 * chunks;
+  // Zero-bubble schedules split every backward in two (B and W).
+  if (is_zero_bubble(setup.schedule.kind)) per_iteration += chunks * microbatches;
   // Expert parallelism: an all-to-all after every FWD and BWD, and the experts' own
   // gradient ALLREDUCE per chunk.
-  if (setup.training.expert_parallel > 1) per_iteration += 2 * chunks * microbatches + chunks;
+  if (setup.training.expert_parallel > 1) {
+    per_iteration += 2 * chunks * microbatches + copies * chunks;
+  }
   // ZeRO: an all-gather of the updated weights per chunk (1, 2); a reduce-scatter after
   // every backward (2, 3); and two all-gathers before every FWD and BWD (3).
   const int32_t zero_stage = setup.training.zero_stage;
-  if (zero_stage >= 1) per_iteration += chunks;
+  if (zero_stage >= 1) per_iteration += copies * chunks;
   if (zero_stage >= 2) per_iteration += chunks * microbatches;
   if (zero_stage == 3) per_iteration += 4 * chunks * microbatches;
   // Gradient buckets: at most three collectives for each gradient reduction (an all-reduce
-  // per chunk, or ZeRO's reduce-scatters).
-  if (setup.training.grad_bucket_bytes > 0 && replicas > 1) {
-    per_iteration += 2 * (zero_stage >= 2 ? chunks * microbatches : chunks);
+  // per chunk, the experts' too, or ZeRO's reduce-scatters), wherever gradients are reduced:
+  // over replicas or over a context-parallel group.
+  if (setup.training.grad_bucket_bytes > 0 &&
+      (replicas > 1 || setup.training.context_parallel > 1)) {
+    const double reductions = setup.training.expert_parallel > 1 ? 2 : 1;
+    per_iteration += 2 * (zero_stage >= 2 ? chunks * microbatches : reductions * copies * chunks);
   }
   // Context parallelism: every instruction on each of C GPUs, and a key/value exchange after
   // every FWD (one) and BWD (two).
@@ -107,17 +163,24 @@ ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {
   if (context_parallel > 1)
     per_iteration = context_parallel * (per_iteration + 3 * chunks * microbatches);
   // Tensor parallelism: every instruction on each of a stage's T GPUs, and an all-reduce
-  // after every FWD and BWD.
+  // after every FWD and BWD on each of the C context-parallel GPUs.
   const double tensor_parallel = std::max(1, setup.training.tensor_parallel);
-  if (tensor_parallel > 1)
-    per_iteration = tensor_parallel * (per_iteration + 2 * chunks * microbatches);
+  if (tensor_parallel > 1) {
+    per_iteration =
+        tensor_parallel * (per_iteration + 2 * context_parallel * chunks * microbatches);
+  }
   ProgramSizeEstimate size;
   // FreezePipe simulates one iteration per phase, but keeps gradient statistics for every
   // interval of the run.
   const double simulated_iterations = setup.freeze.enabled ? 1 : iterations;
   size.instructions = per_iteration * replicas * simulated_iterations;
-  size.memory_bytes = size.instructions * kBytesPerInstruction +
-                      static_cast<double>(setup.cluster.devices.size()) * kBytesPerDevice;
+  // Each all-to-all member sends to E-1 others.
+  const double experts = setup.training.expert_parallel;
+  const double all_to_all_flows = experts > 2 ? 2 * chunks * microbatches * replicas *
+                                                    simulated_iterations * context_parallel *
+                                                    tensor_parallel * (experts - 2)
+                                              : 0;
+  size.memory_bytes = memory_bytes(setup, size.instructions, all_to_all_flows, footprint);
   if (setup.freeze.enabled) {
     const double intervals = iterations / std::max(1, setup.freeze.interval_iterations);
     size.memory_bytes += 2 * intervals * static_cast<double>(setup.model.layers.size()) * 8;
@@ -133,8 +196,10 @@ ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup) {
       size.driver_value = value;
     }
   }
-  if (static_cast<double>(setup.cluster.devices.size()) * kBytesPerDevice >
-      size.instructions * kBytesPerInstruction) {
+  // The devices' share (the platform, actors and per-device results) against the
+  // instructions'.
+  const double without_instructions = memory_bytes(setup, 0, 0, footprint);
+  if (without_instructions - kProcessBytes > size.memory_bytes - without_instructions) {
     size.driver = "cluster.nodes";
     size.driver_value = setup.cluster.nodes;
   }
@@ -146,8 +211,9 @@ bool within_limits(const ProgramSizeEstimate& size, const ResourceLimits& limits
          size.memory_bytes <= limits.max_memory_bytes;
 }
 
-void check_resource_limits(const ResolvedScenario& setup, const ResourceLimits& limits) {
-  const ProgramSizeEstimate size = estimate_program_size(setup);
+void check_resource_limits(const ResolvedScenario& setup, const ResourceLimits& limits,
+                           const RunFootprint& footprint) {
+  const ProgramSizeEstimate size = estimate_program_size(setup, footprint);
   if (within_limits(size, limits)) return;
   char value[32];
   std::snprintf(value, sizeof value, "%.0f", size.driver_value);

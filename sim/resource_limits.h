@@ -21,21 +21,32 @@ struct ResourceLimits {
   double max_memory_bytes = default_memory_limit_bytes();
 };
 
+// What a run keeps besides its Program, which the memory estimate depends on: the engine's
+// own state (SimGrid's platform, actors and activities cost ten times what the analytic
+// walk does) and the timeline, when one is asked for.
+struct RunFootprint {
+  Engine engine = Engine::kAnalytic;
+  bool timeline = true;
+};
+
 struct ProgramSizeEstimate {
   double instructions = 0;  // a double: the product of huge fields must not overflow
-  double memory_bytes = 0;  // the Program, its times, its timeline
+  double memory_bytes = 0;  // the process at its peak: the Program, its times, the engine's
+                            // state, the timeline when there is one
   std::string driver;       // the scenario field that contributes the largest factor
   double driver_value = 0;
 };
 
 // An upper bound close to the real count for every schedule (tests check it against built
 // Programs). Cheap: no allocation proportional to the Program.
-ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup);
+ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup,
+                                          const RunFootprint& footprint = {});
 
 bool within_limits(const ProgramSizeEstimate& size, const ResourceLimits& limits);
 
 // Throws InputError with the estimate, the limit, the field that drives it and the flags that
 // raise the limits, when the scenario is larger than `limits`.
-void check_resource_limits(const ResolvedScenario& setup, const ResourceLimits& limits);
+void check_resource_limits(const ResolvedScenario& setup, const ResourceLimits& limits,
+                           const RunFootprint& footprint = {});
 
 }  // namespace pipetwin

@@ -25,7 +25,7 @@ SimulationResult simulate(const LoadedScenario& loaded, const SimulationOptions&
 }
 
 SimulationResult simulate_setup(const ResolvedScenario& setup, const SimulationOptions& options) {
-  check_resource_limits(setup, options.limits);
+  check_resource_limits(setup, options.limits, {options.engine, options.timeline});
   Program program = build_program(setup);
   apply_interference(program, setup.cluster);
   return simulate_program(setup, std::move(program), options);

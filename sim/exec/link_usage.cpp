@@ -1,6 +1,8 @@
 #include "sim/exec/link_usage.h"
 
 #include <algorithm>
+#include <climits>
+#include <utility>
 
 #include "sim/exec/program_collectives.h"
 
@@ -41,13 +43,19 @@ std::vector<LinkUsage> link_usage(const Program& program, const ClusterSpec& clu
   for (int32_t g = 0; g < program.num_groups(); ++g) {
     // Each flow of the collective, with all of its steps' bytes, over the span of the
     // member that sends it.
-    const auto members = program.members_of_group(g);
+    // The member on each device, sorted by device: a lookup per flow instead of a scan of
+    // the members (100,000 replicas made that scan 80% of a run).
+    std::vector<std::pair<int32_t, int32_t>> member_on;
+    for (int32_t m : program.members_of_group(g)) {
+      member_on.emplace_back(program.instructions[m].device, m);
+    }
+    std::sort(member_on.begin(), member_on.end());
     for (const FlowPhase& phase : group_flows(program, cluster, g)) {
       for (const PointFlow& flow : phase.flows) {
-        int32_t i = members.front();
-        for (int32_t m : members) {
-          if (program.instructions[m].device == flow.from) i = m;
-        }
+        const auto at = std::lower_bound(member_on.begin(), member_on.end(),
+                                         std::make_pair(flow.from, INT32_MIN));
+        const int32_t i =
+            at != member_on.end() && at->first == flow.from ? at->second : member_on.front().second;
         add(flow.from, flow.to, times.start_s[i], times.end_s[i],
             static_cast<double>(phase.repeats) * static_cast<double>(flow.bytes));
       }

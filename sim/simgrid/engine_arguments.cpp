@@ -19,14 +19,6 @@ constexpr bool kSanitizedBuild = true;
 constexpr bool kSanitizedBuild = false;
 #endif
 
-// 4x what the whole test suite needs: it passes with 16 KiB and guard pages, which catch
-// an overflow.
-constexpr int kActorStackKib = 64;
-// Each actor's stack is a mapping, split in two by its guard page; Linux allows a process
-// 65,536 mappings by default, which 8192 GPUs' 32,768 lane actors would pass. Runs with
-// more actors than this go without guard pages.
-constexpr int64_t kGuardedActors = 16'000;
-
 }  // namespace
 
 std::vector<std::string> engine_arguments(const SimgridSettings& settings, int64_t actors) {
@@ -50,8 +42,8 @@ std::vector<std::string> engine_arguments(const SimgridSettings& settings, int64
   // scale (4096 GPUs: 17 s and 2.6 GB, against 9 s and 1.1 GB with 64 KiB). Sanitized code
   // needs more stack; it keeps the default.
   if (!kSanitizedBuild)
-    args.push_back("--cfg=contexts/stack-size:" + std::to_string(kActorStackKib));
-  if (actors > kGuardedActors) args.push_back("--cfg=contexts/guard-size:0");
+    args.push_back("--cfg=contexts/stack-size:" + std::to_string(kSimgridActorStackKib));
+  if (actors > kSimgridGuardedActors) args.push_back("--cfg=contexts/guard-size:0");
   for (const std::string& cfg : settings.cfg) args.push_back("--cfg=" + cfg);
   return args;
 }

@@ -9,6 +9,15 @@
 
 namespace pipetwin {
 
+// Each lane actor's stack: 4x what the whole test suite needs (it passes with 16 KiB and
+// guard pages, which catch an overflow).
+inline constexpr int kSimgridActorStackKib = 64;
+// Each actor's stack is a mapping, split in two by its guard page; Linux allows a process
+// 65,536 mappings by default, which 8192 GPUs' 32,768 lane actors would pass. Runs with more
+// actors than this go without guard pages, and SimGrid then allocates (and zeroes) each
+// stack in full: all of it is resident.
+inline constexpr int64_t kSimgridGuardedActors = 16'000;
+
 // argv for simgrid::s4u::Engine: CM02 (max-min fair sharing) with no TCP window, no
 // reverse-path cross-traffic, no RTT-unfair weight-S and unit latency and bandwidth
 // factors, because GPU fabrics are not TCP; tight timing precision so that timestamps
