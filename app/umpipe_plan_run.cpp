@@ -129,7 +129,8 @@ UmpipePlanRun run_umpipe_plan(const LoadedScenario& loaded, const UmpipePlanRequ
   run.result = search_umpipe(setup, options);
   progress.clear();
 
-  // With dispatch gaps or interference, the plan written is the fastest under the full model.
+  // On a fitted scenario (dispatch gaps) or with interference, the plan written is the
+  // fastest under the full model, by a margin.
   run.written = run.result;
   if (evaluator_misses_model(setup)) {
     run.choice = choose_with_full_model(setup, run.result, request.min_gain);

@@ -1,8 +1,8 @@
 // The UMPIPE search scores plans with the fast PlanEvaluator, which equals the analytic
-// executor without host-side dispatch gaps or interference. When the scenario has them
-// (a scenario fitted by `pipetwin calibrate --from`), many small microbatches pay for
-// gaps the evaluator does not see. So the search's plan and the baselines' plans are
-// simulated with the full model, and the fastest of them is the one to run.
+// executor, dispatch gaps included, but leaves out interference between compute and
+// transfers; and a fitted model predicts best the configuration it was fitted on. So on
+// such scenarios the search's plan and the baselines' plans are simulated with the full
+// model, and the fastest of them (by a margin, below) is the one to run.
 #pragma once
 
 #include <string>
@@ -23,7 +23,9 @@ struct FullModelChoice {
   std::vector<std::pair<std::string, double>> candidates;
 };
 
-// Whether the fast evaluator leaves out part of the scenario's model.
+// Whether the search's plan is checked with the full model: where the scenario models
+// interference (the evaluator leaves it out) or host-side dispatch gaps (what `pipetwin
+// calibrate --from` fits: a fitted scenario, whose own configuration is its best prediction).
 bool evaluator_misses_model(const ResolvedScenario& setup);
 
 // The fastest of the search's plan and the baselines' plans, each lowered to a Program

@@ -14,25 +14,30 @@ namespace {
 
 // Walks the pieces of one stage boundary: the overlaps of the producer's microbatches
 // (sizes `from`, end times `from_end`) with the consumer's (sizes `to`), in sample order.
-// The transfer chain starts from `lane_free` (the lanes' previous transfer); each consumer
-// microbatch's compute (`to_cost[j]` seconds) starts when its last piece has arrived and
-// the compute lane is free. Writes the consumer's end times and returns the chain's last
-// transfer end.
+// Each piece is a SEND on the producer's send lane and a RECV on the consumer's recv lane,
+// the pair starting when both lanes may: `lane_ready` for the first piece (the lanes'
+// previous transfers plus the issue gap), the previous piece's end plus the issue gap after
+// that, and never before its producer ended plus the wake-up gap. Each consumer microbatch's
+// compute (`to_cost[j]` seconds) starts when its last piece has arrived (plus the wake-up
+// gap) and its compute lane may: `compute_ready` for the first, the previous end plus the
+// issue gap after that (the dependency walk's rules, sim/program/dependency_walk.h). Writes
+// the consumer's end times and returns the chain's last transfer end.
 double run_boundary(const std::vector<int32_t>& from, const double* from_end,
                     const std::vector<int32_t>& to, const double* transfer, const double* to_cost,
-                    double lane_free, double compute_free, double* to_end) {
-  double t = lane_free;
-  double busy = compute_free;
+                    double lane_ready, double compute_ready, const DispatchSpec& gaps,
+                    double* to_end) {
+  double t = 0;
   size_t k = 0, j = 0;
   int32_t k_end = from[0], j_end = to[0], pos = 0;
   while (j < to.size()) {
     const int32_t piece_end = std::min(k_end, j_end);
-    t = std::max(t, from_end[k]) + transfer[piece_end - pos];
+    t = std::max(lane_ready, from_end[k] + gaps.wakeup_s) + transfer[piece_end - pos];
+    lane_ready = t + gaps.issue_s;
     pos = piece_end;
     if (k_end == pos && ++k < from.size()) k_end += from[k];
     if (j_end == pos) {
-      busy = std::max(busy, t) + to_cost[j];
-      to_end[j] = busy;
+      to_end[j] = std::max(compute_ready, t + gaps.wakeup_s) + to_cost[j];
+      compute_ready = to_end[j] + gaps.issue_s;
       if (++j < to.size()) j_end += to[j];
     }
   }
@@ -48,6 +53,8 @@ PlanEvaluator::PlanEvaluator(const ResolvedScenario& setup) {
   const PipelineLayout layout = make_layout(setup, place_layers(setup));
   stages_ = static_cast<int32_t>(layout.costs.size());
   batch_ = setup.training.global_batch;
+  gaps_ = setup.cluster.dispatch;
+  for (const StageCost& cost : layout.costs) optim_.push_back(cost.optim_s);
   fwd_.resize(static_cast<size_t>(stages_) * (batch_ + 1));
   bwd_.resize(fwd_.size());
   transfer_.resize(fwd_.size());
@@ -78,28 +85,35 @@ double PlanEvaluator::iteration_time(const UnequalPlan& plan) const {
   bwd_end.resize(K);
   last_fwd_transfer.assign(K, 0.0);
 
+  const double issue = gaps_.issue_s;
   for (int32_t s = 0; s < K; ++s) {
     const auto& sizes = plan.stages[s].forward_sizes;
     fwd_end[s].resize(sizes.size());
     if (s == 0) {
-      double busy = 0;
+      double ready = 0;  // the compute lane's first op: no issue gap before it
       const double* f = row(fwd_, 0);
-      for (size_t j = 0; j < sizes.size(); ++j) fwd_end[0][j] = busy += f[sizes[j]];
+      for (size_t j = 0; j < sizes.size(); ++j) {
+        fwd_end[0][j] = ready + f[sizes[j]];
+        ready = fwd_end[0][j] + issue;
+      }
       continue;
     }
     const double* f = row(fwd_, s);
     cost.resize(sizes.size());
     for (size_t j = 0; j < sizes.size(); ++j) cost[j] = f[sizes[j]];
+    // The boundary's lanes and the stage's compute lane start with these transfers and
+    // forwards.
     last_fwd_transfer[s - 1] =
         run_boundary(plan.stages[s - 1].forward_sizes, fwd_end[s - 1].data(), sizes,
-                     row(transfer_, s - 1), cost.data(), 0.0, 0.0, fwd_end[s].data());
+                     row(transfer_, s - 1), cost.data(), 0.0, 0.0, gaps_, fwd_end[s].data());
   }
 
   double makespan = 0;
   for (int32_t s = K - 1; s >= 0; --s) {
     const auto& sizes = plan.stages[s].backward_sizes;
     bwd_end[s].resize(sizes.size());
-    const double forwards_done = fwd_end[s].back();
+    // The backwards follow the stage's forwards on its compute lane.
+    const double compute_ready = fwd_end[s].back() + issue;
     // Each backward pays for the forward graphs it walks (backward_through_forwards).
     const double* g = row(bwd_, s);
     const auto& forward_sizes = plan.stages[s].forward_sizes;
@@ -112,18 +126,23 @@ double PlanEvaluator::iteration_time(const UnequalPlan& plan) const {
       lo += sizes[j];
     }
     if (s == K - 1) {
-      double busy = forwards_done;
-      for (size_t j = 0; j < sizes.size(); ++j) bwd_end[s][j] = busy += cost[j];
+      double ready = compute_ready;
+      for (size_t j = 0; j < sizes.size(); ++j) {
+        bwd_end[s][j] = ready + cost[j];
+        ready = bwd_end[s][j] + issue;
+      }
     } else {
       // The first gradient waits for the sender's send lane (its last activation sent,
       // if any) and the receiver's recv lane (its last activation received, if any).
-      const double send_free = s + 2 < K ? last_fwd_transfer[s + 1] : 0.0;
-      const double recv_free = s >= 1 ? last_fwd_transfer[s - 1] : 0.0;
+      double lane_ready = 0;
+      if (s + 2 < K) lane_ready = std::max(lane_ready, last_fwd_transfer[s + 1] + issue);
+      if (s >= 1) lane_ready = std::max(lane_ready, last_fwd_transfer[s - 1] + issue);
       run_boundary(plan.stages[s + 1].backward_sizes, bwd_end[s + 1].data(), sizes,
-                   row(transfer_, s), cost.data(), std::max(send_free, recv_free), forwards_done,
+                   row(transfer_, s), cost.data(), lane_ready, compute_ready, gaps_,
                    bwd_end[s].data());
     }
-    makespan = std::max(makespan, bwd_end[s].back());
+    // The stage's update follows its last backward on the compute lane.
+    makespan = std::max(makespan, bwd_end[s].back() + issue + optim_[s]);
   }
   return makespan;
 }

@@ -1,17 +1,22 @@
 // The fast evaluator of UMPIPE plans (TiDGAP's role in the paper): the iteration time of a
 // plan without building a Program, exactly equal (bit for bit) to what the analytic
 // executor computes for the lowered UMPIPE program, so that a genetic search can score
-// thousands of plans per generation.
+// thousands of plans per generation. It pays every per-op fixed cost the scenario has: the
+// layers' launch overheads (in their cost curves), each message's latency, and the
+// host-side dispatch gaps between ops (cluster.dispatch), so that the search itself prefers
+// plans that pay them where they are worth it. Interference it leaves out.
 //
 // For the UMPIPE order (each stage runs all its forwards, then all its backwards) the
-// program's max-plus recurrence reduces to a few chains per stage boundary:
-//   forward pieces   T_p = max(T_{p-1}, F_{s-1}[k(p)]) + c_{s-1}(|p|)
-//   forward compute  F_s[j] = max(F_s[j-1], T_{last piece of j}) + f_s(b_sj)
-//   gradient pieces  G_p = max(G_{p-1}, B_{s+1}[k(p)]) + c_s(|p|)   (G_{-1}: the lanes'
-//                    last forward transfers)
-//   backward compute B_s[j] = max(B_s[j-1], G_{last piece of j}) + g_s(beta_sj)
-// where a piece is the overlap of a producer's and a consumer's microbatch. Costs come
-// from per-stage tables indexed by microbatch size, filled from the same cost curves the
+// program's max-plus recurrence reduces to a few chains per stage boundary, with I the issue
+// gap after a lane's previous op and W the wake-up gap after another lane's op:
+//   forward pieces   T_p = max(T_{p-1} + I, F_{s-1}[k(p)] + W) + c_{s-1}(|p|)
+//   forward compute  F_s[j] = max(F_s[j-1] + I, T_{last piece of j} + W) + f_s(b_sj)
+//   gradient pieces  G_p = max(G_{p-1} + I, B_{s+1}[k(p)] + W) + c_s(|p|)   (G_{-1}: the
+//                    lanes' last forward transfers)
+//   backward compute B_s[j] = max(B_s[j-1] + I, G_{last piece of j} + W) + g_s(beta_sj)
+// where a piece is the overlap of a producer's and a consumer's microbatch, and a lane's
+// first op has no issue gap. Costs come from per-stage tables indexed by microbatch size,
+// filled from the same cost curves the
 // Program uses; the loops touch only plain arrays, and a population is spread over
 // threads.
 #pragma once
@@ -56,6 +61,8 @@ class PlanEvaluator {
   std::vector<double> fwd_;       // compute time of a forward of b samples on stage s
   std::vector<double> bwd_;       // ... of a backward
   std::vector<double> transfer_;  // a piece of b samples over the cut after stage s
+  std::vector<double> optim_;     // each stage's update
+  DispatchSpec gaps_;             // host-side gaps between ops (cluster.dispatch)
 };
 
 }  // namespace pipetwin

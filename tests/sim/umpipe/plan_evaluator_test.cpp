@@ -1,5 +1,6 @@
 // The fast UMPIPE evaluator equals the analytic executor, bit for bit, on random plans:
-// random stages, cuts, fixed and per-sample costs, bytes, links and device speeds.
+// random stages, cuts, fixed and per-sample costs, bytes, links, device speeds and
+// host-side dispatch gaps.
 #include "sim/umpipe/plan_evaluator.h"
 
 #include <gtest/gtest.h>
@@ -28,6 +29,12 @@ TEST(PlanEvaluator, EqualsTheAnalyticExecutorOnRandomPlans) {
     setup.training.iterations = 1;
     setup.schedule.stage_plans =
         testing::random_plan(rng, setup.schedule.stages, setup.training.global_batch);
+    // Host-side dispatch gaps on two trials of three: the search must see what they cost.
+    if (trial % 3 != 0) {
+      std::uniform_real_distribution<double> gap(0, 2e-4);
+      setup.cluster.dispatch.issue_s = gap(rng);
+      setup.cluster.dispatch.wakeup_s = trial % 3 == 1 ? gap(rng) : 0;
+    }
     const PlanEvaluator evaluator(setup);
     const double fast = evaluator.iteration_time(setup.schedule.stage_plans);
     const double reference = analytic_makespan(setup);
