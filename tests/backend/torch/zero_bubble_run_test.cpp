@@ -40,6 +40,9 @@ INSTANTIATE_TEST_SUITE_P(
         "builtin:gpt-cpu-2rank --set schedule.kind=ZB_V",
         "builtin:gpt-cpu-2rank --set schedule.kind=ZB_V --set schedule.stages=3 "
         "--set cluster.gpus_per_node=4",
+        // The automatic schedule, at twice 1F1B's memory: whatever order it picks trains alike.
+        "builtin:mlp-cpu-2rank --set schedule.kind=ZB_AUTO --set schedule.stages=3 "
+        "--set cluster.gpus_per_node=4 --set schedule.memory_limit_microbatches=6",
         // DualPipe: two copies of each stage, their gradients summed before the update.
         "builtin:mlp-cpu-2rank --set schedule.kind=DUALPIPE --set training.microbatches=4",
         "builtin:mlp-cpu-2rank --set schedule.kind=DUALPIPE --set schedule.stages=4 "

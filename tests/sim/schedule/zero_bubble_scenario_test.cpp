@@ -80,7 +80,7 @@ ResolvedScenario gpt(proto::ScheduleKind kind, int stages, int microbatches, int
 
 // (A W, like every op after a pass on its lane, waits for that pass's all-reduces.)
 TEST(ZeroBubbleScenario, TensorParallelAllReducesGoWithTheInputGradient) {
-  for (proto::ScheduleKind kind : {proto::ZB_H1, proto::ZB_H2, proto::ZB_V}) {
+  for (proto::ScheduleKind kind : {proto::ZB_H1, proto::ZB_H2, proto::ZB_V, proto::ZB_AUTO}) {
     const Program p = build_program(gpt(kind, 2, 4, 2, 1));
     int with_input = 0;
     for (int32_t i = 0; i < p.size(); ++i) {
@@ -95,7 +95,7 @@ TEST(ZeroBubbleScenario, TensorParallelAllReducesGoWithTheInputGradient) {
 }
 
 TEST(ZeroBubbleScenario, SimgridExactReproducesAnalyticWithTensorAndDataParallelism) {
-  for (proto::ScheduleKind kind : {proto::ZB_H1, proto::ZB_H2, proto::ZB_V}) {
+  for (proto::ScheduleKind kind : {proto::ZB_H1, proto::ZB_H2, proto::ZB_V, proto::ZB_AUTO}) {
     for (const auto& [tp, dp] : {std::pair{2, 1}, std::pair{1, 2}, std::pair{2, 2}}) {
       ResolvedScenario setup = gpt(kind, 2, 5, tp, dp);
       setup.simgrid.exact = true;
@@ -110,7 +110,7 @@ TEST(ZeroBubbleScenario, SimgridExactReproducesAnalyticWithTensorAndDataParallel
 
 // The update waits for every W of its stage: with data parallelism through the ALLREDUCE.
 TEST(ZeroBubbleScenario, UpdateWaitsForEveryWeightGradient) {
-  for (proto::ScheduleKind kind : {proto::ZB_H1, proto::ZB_H2, proto::ZB_V}) {
+  for (proto::ScheduleKind kind : {proto::ZB_H1, proto::ZB_H2, proto::ZB_V, proto::ZB_AUTO}) {
     for (int dp : {1, 2}) {
       const ResolvedScenario setup = gpt(kind, 2, 5, 1, dp);
       const Program p = build_program(setup);
