@@ -26,10 +26,12 @@ double simulate_collective(const ClusterSpec& cluster, const std::vector<int32_t
         settings.exact ? Topology::dedicated(cluster, pairs) : Topology::shared(cluster);
     const std::vector<sg4::Host*> hosts = build_s4u_platform(topology, cluster, pairs);
     sg4::BarrierPtr barrier = sg4::Barrier::create(group.size());
+    CollectiveInboxes inboxes("member", hosts.size());
     double end = 0;
     for (int32_t device : group) {
       sg4::Actor::create("member" + std::to_string(device), hosts[device], [&, device] {
-        run_collective_member(schedule, device, hosts, *barrier, settings.collective_steps);
+        run_collective_member(schedule, device, hosts, inboxes, *barrier,
+                              settings.collective_steps);
         end = std::max(end, sg4::Engine::get_clock());
       });
     }

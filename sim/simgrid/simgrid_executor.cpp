@@ -79,6 +79,8 @@ class LaneRunner {
         collective_flows_(collective_flows),
         collective_steps_(collective_steps),
         dedicated_(dedicated),
+        collective_inboxes_("collective", hosts.size()),
+        data_parallel_inboxes_("data-parallel", hosts.size()),
         remaining_(program.size()),
         ready_(program.size(), 0.0),
         posted_(program.size(), 0),
@@ -96,11 +98,18 @@ class LaneRunner {
     times_.end_s.assign(p_.size(), 0.0);
   }
 
+  // An actor per lane that holds instructions, on its device's host; a data-parallel lane's
+  // on the host its collectives' flows leave from (the device's twin endpoint in exact mode),
+  // since a flow through a mailbox leaves from its sender's host.
   void start_actors() {
     for (int32_t l = 0; l + 1 < static_cast<int32_t>(p_.lane_begin.size()); ++l) {
       if (p_.lane_begin[l] == p_.lane_begin[l + 1]) continue;
       const int32_t device = l / kLaneCount;
-      sg4::Actor::create("lane" + std::to_string(l), hosts_[device], [this, l] { run_lane(l); });
+      const bool data_parallel = l % kLaneCount == static_cast<int>(Lane::kDataParallel);
+      const size_t endpoint = data_parallel ? collective_endpoint(device, true) : device;
+      // (Twins exist only where some flow runs between them.)
+      sg4::Host* host = hosts_[endpoint < hosts_.size() ? endpoint : device];
+      sg4::Actor::create("lane" + std::to_string(l), host, [this, l] { run_lane(l); });
     }
   }
 
@@ -175,6 +184,12 @@ class LaneRunner {
            p_.instructions[d].device == instr.device;
   }
 
+  // Where a device's collectives send and receive their flows.
+  int32_t collective_endpoint(int32_t device, bool data_parallel) const {
+    return dedicated_ && data_parallel ? Topology::data_parallel_endpoint(cluster_, device)
+                                       : device;
+  }
+
   // One dependency of d has been met; from another lane, d may start at `ready` at the
   // earliest.
   void release(int32_t d, double ready) {
@@ -189,10 +204,10 @@ class LaneRunner {
     barriers_[g]->wait();
     const double start = sg4::Engine::get_clock();
     const Instruction& instr = p_.instructions[i];
-    const int32_t endpoint = dedicated_ && instr.data_parallel
-                                 ? Topology::data_parallel_endpoint(cluster_, instr.device)
-                                 : instr.device;
-    run_collective_member(collective_flows_[g], endpoint, hosts_, *barriers_[g], collective_steps_);
+    const int32_t endpoint = collective_endpoint(instr.device, instr.data_parallel);
+    run_collective_member(collective_flows_[g], endpoint, hosts_,
+                          instr.data_parallel ? data_parallel_inboxes_ : collective_inboxes_,
+                          *barriers_[g], collective_steps_);
     record_slowed(i, start, sg4::Engine::get_clock());
   }
 
@@ -248,6 +263,10 @@ class LaneRunner {
   const std::vector<CollectiveSchedule>& collective_flows_;  // per group
   const bool collective_steps_;
   const bool dedicated_;  // exact mode: data-parallel collectives on the twin endpoints
+  // Where each endpoint receives its collectives' flows, one set per kind of collective lane:
+  // a device's two collective lanes may run collectives at the same time.
+  CollectiveInboxes collective_inboxes_;
+  CollectiveInboxes data_parallel_inboxes_;
   std::vector<int32_t> remaining_;
   std::vector<double> ready_;      // when cross-lane dependencies allow a start (dispatch)
   std::vector<char> posted_;       // a SEND or RECV waiting for its partner
