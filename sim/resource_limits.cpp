@@ -140,9 +140,9 @@ ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup,
   if (is_zero_bubble(setup.schedule.kind)) per_iteration += chunks * microbatches;
   // Expert parallelism: an all-to-all after every FWD and BWD, and the experts' own
   // gradient ALLREDUCE per chunk.
-  if (setup.training.expert_parallel > 1) {
-    per_iteration += 2 * chunks * microbatches + copies * chunks;
-  }
+  const double experts = setup.training.expert_parallel;
+  const double all_to_alls = experts > 1 ? 2 * chunks * microbatches : 0;
+  if (experts > 1) per_iteration += all_to_alls + copies * chunks;
   // ZeRO: an all-gather of the updated weights per chunk (1, 2); a reduce-scatter after
   // every backward (2, 3); and two all-gathers before every FWD and BWD (3).
   const int32_t zero_stage = setup.training.zero_stage;
@@ -174,12 +174,11 @@ ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup,
   // interval of the run.
   const double simulated_iterations = setup.freeze.enabled ? 1 : iterations;
   size.instructions = per_iteration * replicas * simulated_iterations;
-  // Each all-to-all member sends to E-1 others.
-  const double experts = setup.training.expert_parallel;
-  const double all_to_all_flows = experts > 2 ? 2 * chunks * microbatches * replicas *
-                                                    simulated_iterations * context_parallel *
-                                                    tensor_parallel * (experts - 2)
-                                              : 0;
+  // Each all-to-all member sends to E-1 others, one more than a ring member.
+  const double all_to_all_flows = experts > 2
+                                      ? all_to_alls * replicas * simulated_iterations *
+                                            context_parallel * tensor_parallel * (experts - 2)
+                                      : 0;
   size.memory_bytes = memory_bytes(setup, size.instructions, all_to_all_flows, footprint);
   if (setup.freeze.enabled) {
     const double intervals = iterations / std::max(1, setup.freeze.interval_iterations);

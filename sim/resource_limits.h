@@ -22,8 +22,8 @@ struct ResourceLimits {
 };
 
 // What a run keeps besides its Program, which the memory estimate depends on: the engine's
-// own state (SimGrid's platform, actors and activities cost ten times what the analytic
-// walk does) and the timeline, when one is asked for.
+// own state (SimGrid's hosts, links and lane actors' stacks) and the timeline, when one is
+// asked for.
 struct RunFootprint {
   Engine engine = Engine::kAnalytic;
   bool timeline = true;

@@ -1,6 +1,5 @@
 #include "sim/zero_bubble_auto_choice.h"
 
-#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -34,18 +33,17 @@ double engine_makespan(const ResolvedScenario& setup, const PipelineLayout& one,
   } catch (const InputError&) {
     return std::numeric_limits<double>::infinity();  // a cycle through a rendezvous
   }
-  const ExecutionTimes times = run_analytic(program, setup.cluster);
-  return times.end_s.empty() ? 0.0 : *std::max_element(times.end_s.begin(), times.end_s.end());
+  return run_analytic(program, setup.cluster).span_s();
 }
 
 }  // namespace
 
 ChosenOrder choose_zb_auto_order(const ResolvedScenario& setup, const PipelineLayout& layout,
-                                 std::vector<TimedComputeOrder> candidates) {
+                                 const std::vector<TimedComputeOrder>& candidates) {
   const PipelineLayout one = one_replica(layout);
   double best = std::numeric_limits<double>::infinity();
   ChosenOrder chosen;
-  for (TimedComputeOrder& candidate : candidates) {
+  for (const TimedComputeOrder& candidate : candidates) {
     for (bool production_order : {false, true}) {
       const ProductionTimes posting = production_order ? candidate.end_s : ProductionTimes{};
       const double makespan = engine_makespan(setup, one, candidate.order, posting);

@@ -24,6 +24,6 @@ struct ChosenOrder {
 // analytic engine finishes first; a posting that deadlocks on a rendezvous is skipped. Ties
 // go to the candidate listed first, consumption order first.
 ChosenOrder choose_zb_auto_order(const ResolvedScenario& setup, const PipelineLayout& layout,
-                                 std::vector<TimedComputeOrder> candidates);
+                                 const std::vector<TimedComputeOrder>& candidates);
 
 }  // namespace pipetwin

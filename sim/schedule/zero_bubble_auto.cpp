@@ -43,23 +43,12 @@ double stash_change(const ChunkPassCosts& c, Op op) {
                                : -c.weight_stash;
 }
 
-OrderTiming finish_timing(TimedComputeOrder timed, std::vector<double> peak,
-                          const LinearPipelineCosts& costs) {
-  OrderTiming timing;
-  for (size_t s = 0; s < timed.end_s.size(); ++s) {
-    const double last = timed.end_s[s].empty() ? 0.0 : timed.end_s[s].back();
-    timing.makespan_s = std::max(timing.makespan_s, last + costs.update_s[s]);
-  }
-  timing.timed = std::move(timed);
-  timing.peak_stash = std::move(peak);
-  return timing;
-}
-
 // The greedy list scheduler. Each stage, at its free time, runs a B whose gradient has
 // arrived, else an F whose input has arrived and whose stash fits (and, before the stage's
 // first B, only `warmup[s]` of them), else its oldest pending W, else waits for the next
 // arrival. Stages are placed in the order of their proposed starts, so a pass is placed only
-// once everything that starts earlier is known.
+// once everything that starts earlier is known. The order it returns is timed, like every
+// candidate, by time_linear_order, which starts each pass exactly where it was placed.
 class GreedyScheduler {
  public:
   GreedyScheduler(int32_t microbatches, const LinearPipelineCosts& costs, double limit,
@@ -71,15 +60,14 @@ class GreedyScheduler {
         warmup_(std::move(warmup)),
         free_at_(K_, 0.0),
         held_(K_, 0.0),
-        peak_(K_, 0.0),
         next_fwd_(K_, 0),
         next_bwd_(K_, 0),
         pending_(K_),
-        timed_{ComputeOrder(K_), std::vector<std::vector<double>>(K_)} {
+        order_(K_) {
     for (const ChunkPassCosts& c : costs.stages) limit_.push_back(limit * c.stash);
   }
 
-  OrderTiming run() && {
+  ComputeOrder run() && {
     for (int64_t left = 3LL * K_ * M_; left > 0; --left) {
       int32_t best = -1;
       Proposal chosen;
@@ -93,7 +81,7 @@ class GreedyScheduler {
       if (best < 0) throw std::logic_error("ZB_AUTO scheduler: no stage can proceed");
       place(best, chosen);
     }
-    return finish_timing(std::move(timed_), std::move(peak_), costs_);
+    return std::move(order_);
   }
 
  private:
@@ -137,35 +125,20 @@ class GreedyScheduler {
     const double end = p.start + pass_seconds(c, p.op);
     free_at_[s] = end;
     held_[s] += stash_change(c, p.op);
-    peak_[s] = std::max(peak_[s], held_[s]);
     if (p.op == Op::kFwd) ends_.fwd[s][m] = end;
     if (p.op == Op::kBwdInput) ends_.bwd[s][m] = end;
-    timed_.order[s].push_back({p.op, s, m});
-    timed_.end_s[s].push_back(end);
+    order_[s].push_back({p.op, s, m});
   }
 
   int32_t K_, M_;
   const LinearPipelineCosts& costs_;
   PassEnds ends_;
   std::vector<int32_t> warmup_;
-  std::vector<double> limit_, free_at_, held_, peak_;
+  std::vector<double> limit_, free_at_, held_;
   std::vector<int32_t> next_fwd_, next_bwd_;
   std::vector<std::deque<int32_t>> pending_;  // microbatches whose W is still to run
-  TimedComputeOrder timed_;
+  ComputeOrder order_;
 };
-
-bool same_order(const ComputeOrder& a, const ComputeOrder& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t d = 0; d < a.size(); ++d) {
-    if (!std::equal(a[d].begin(), a[d].end(), b[d].begin(), b[d].end(),
-                    [](const ComputeAction& x, const ComputeAction& y) {
-                      return x.op == y.op && x.stage == y.stage && x.microbatch == y.microbatch;
-                    })) {
-      return false;
-    }
-  }
-  return true;
-}
 
 bool fits(const OrderTiming& timing, const LinearPipelineCosts& costs, double limit) {
   for (size_t s = 0; s < costs.stages.size(); ++s) {
@@ -216,7 +189,14 @@ OrderTiming time_linear_order(const ComputeOrder& order, int32_t microbatches,
                              " waits for an input that never comes");
     }
   }
-  return finish_timing(std::move(timed), std::move(peak), costs);
+  OrderTiming timing;
+  for (int32_t s = 0; s < K; ++s) {
+    const double last = timed.end_s[s].empty() ? 0.0 : timed.end_s[s].back();
+    timing.makespan_s = std::max(timing.makespan_s, last + costs.update_s[s]);
+  }
+  timing.timed = std::move(timed);
+  timing.peak_stash = std::move(peak);
+  return timing;
 }
 
 std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
@@ -228,7 +208,7 @@ std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
                                 std::to_string(limit_microbatches) +
                                 " microbatches leaves no room for one forward");
   }
-  std::vector<OrderTiming> timings;
+  std::vector<ComputeOrder> orders;
   // The warm-up before the first B: from 1F1B's K-s forwards to ZB-H2's 2(K-s)-1 in five
   // steps, and as many as the memory holds.
   for (int32_t step = 0; step <= 5; ++step) {
@@ -237,13 +217,15 @@ std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
       warmup[s] = step == 5 ? microbatches
                             : K - s + static_cast<int32_t>(std::lround(step * (K - s - 1) / 4.0));
     }
-    timings.push_back(
+    orders.push_back(
         GreedyScheduler(microbatches, costs, limit_microbatches, std::move(warmup)).run());
   }
-  for (const ComputeOrder& handcrafted :
-       {zb_h1_order(K, microbatches), zb_h2_order(K, microbatches),
-        split_backwards(one_f_one_b_order(K, microbatches))}) {
-    OrderTiming timing = time_linear_order(handcrafted, microbatches, costs);
+  orders.push_back(zb_h1_order(K, microbatches));
+  orders.push_back(zb_h2_order(K, microbatches));
+  orders.push_back(split_backwards(one_f_one_b_order(K, microbatches)));
+  std::vector<OrderTiming> timings;
+  for (const ComputeOrder& order : orders) {
+    OrderTiming timing = time_linear_order(order, microbatches, costs);
     if (fits(timing, costs, limit_microbatches)) timings.push_back(std::move(timing));
   }
   std::stable_sort(timings.begin(), timings.end(), [](const OrderTiming& a, const OrderTiming& b) {
@@ -251,9 +233,8 @@ std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
   });
   std::vector<TimedComputeOrder> candidates;
   for (OrderTiming& timing : timings) {
-    const bool seen = std::any_of(candidates.begin(), candidates.end(), [&](const auto& c) {
-      return same_order(c.order, timing.timed.order);
-    });
+    const bool seen = std::any_of(candidates.begin(), candidates.end(),
+                                  [&](const auto& c) { return c.order == timing.timed.order; });
     if (!seen) candidates.push_back(std::move(timing.timed));
   }
   return candidates;

@@ -35,7 +35,7 @@ ScheduleRun run(const ResolvedScenario& setup) {
   r.program = build_program(setup);
   r.times = run_analytic(r.program, setup.cluster);
   r.memory = memory_curve(r.program, r.times);
-  for (double end : r.times.end_s) r.makespan_s = std::max(r.makespan_s, end);
+  r.makespan_s = r.times.span_s();
   return r;
 }
 
