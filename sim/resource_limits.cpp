@@ -21,8 +21,8 @@ constexpr double kProcessBytes = 39e6;
 constexpr double kAnalyticBytesPerInstruction = 214;
 constexpr double kAnalyticBytesPerDevice = 8.5e3;
 // ... the timeline, when one is built: per instruction a span and the counters (fitted on
-// megatron-gpt-145b-1536gpu with --trace; --timeline's protobuf message needs as much again
-// while it is written) ...
+// megatron-gpt-145b-1536gpu with --trace; --timeline's protobuf message needs 2.5 times as
+// much while it is written) ...
 constexpr double kTimelineBytesPerInstruction = 350;
 // ... and SimGrid on top: per device its host, links, routes and the touched pages of its
 // lane actors' stacks (fitted on llama3-405b-16384gpu at 8 replicas, 1024 GPUs), and each
