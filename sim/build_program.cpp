@@ -7,6 +7,7 @@
 #include "sim/model/training_memory.h"
 #include "sim/network/network_model.h"
 #include "sim/partition/balanced_partition.h"
+#include "sim/pipeline_pass_costs.h"
 #include "sim/planner/selective_offload.h"
 #include "sim/program/validate_program.h"
 #include "sim/schedule/blocking_transfers.h"
@@ -100,9 +101,8 @@ Program asynchronous_program(const ResolvedScenario& setup, const PipelineLayout
   return program;
 }
 
-// ZB-V's scheduler works on each chunk's pass times for the first microbatch (microbatches
-// are equal up to one sample) and its stash; a model without stashes counts one unit per
-// chunk and microbatch, so that the memory limit still bounds the forwards in flight.
+}  // namespace
+
 std::vector<ChunkPassCosts> chunk_pass_costs(const PipelineLayout& layout) {
   const double samples = layout.fwd_ranges.front().front().size();
   bool stashes = false;
@@ -120,7 +120,6 @@ std::vector<ChunkPassCosts> chunk_pass_costs(const PipelineLayout& layout) {
   return costs;
 }
 
-// ZB_AUTO's view of one pipeline: each stage's passes, and each cut's transfer both ways.
 LinearPipelineCosts linear_pipeline_costs(const ResolvedScenario& setup,
                                           const PipelineLayout& layout) {
   LinearPipelineCosts costs;
@@ -136,8 +135,6 @@ LinearPipelineCosts linear_pipeline_costs(const ResolvedScenario& setup,
   }
   return costs;
 }
-
-}  // namespace
 
 std::vector<double> layer_times(const ResolvedScenario& setup) {
   // The time of one microbatch of the scenario's size: with fixed costs per microbatch,

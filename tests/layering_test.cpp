@@ -42,6 +42,7 @@ const std::map<std::string, int>& layers() {
       {"sim", 17},
       {"sim/freeze", 18},
       {"sim/umpipe", 18},
+      {"sim/tune", 18},
       {"sim/fit", 19},
       {"analysis", 20},
       {"report", 25},

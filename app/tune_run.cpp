@@ -1,0 +1,63 @@
+#include "app/tune_run.h"
+
+#include <chrono>
+#include <sstream>
+
+#include "sim/scenario/scenario_writer.h"
+#include "sim/spec/errors.h"
+#include "sim/sweep/fork_pool.h"
+
+namespace pipetwin {
+
+TuneRun run_tune(const LoadedScenario& loaded, const TuneRunOptions& options) {
+  if (options.simgrid < 0) throw InputError("--simgrid: must be 0 or more");
+  const auto start = std::chrono::steady_clock::now();
+  TuneRun run;
+  run.scenario = loaded.scenario.name();
+  run.result = tune(loaded, options.search);
+  const size_t count = std::min<size_t>(options.simgrid, run.result.refined.size());
+  run.simgrid.resize(count);
+  run_in_children(
+      count, available_cpus(),
+      [&](size_t i) {
+        std::string reason;
+        const TuneConfig& config = run.result.refined[i].config;
+        const std::optional<ResolvedScenario> setup = apply_config(loaded, config, reason);
+        const TunePoint p = simulate_config(*setup, config, Evaluator::kSimgrid);
+        std::ostringstream out;
+        out.precision(17);
+        out << p.iteration_time_s << ' ' << p.throughput_samples_per_s << ' '
+            << p.peak_memory_bytes;
+        return out.str();
+      },
+      [&](size_t i, ChildExit exit) {
+        if (!exit.exited_cleanly()) {
+          throw RuntimeFailure("tune: SimGrid on " + config_name(run.result.refined[i].config) +
+                               " " + describe_child_exit(exit.wait_status));
+        }
+        TunePoint& p = run.simgrid[i];
+        p.config = run.result.refined[i].config;
+        p.evaluator = Evaluator::kSimgrid;
+        std::istringstream in(exit.output);
+        in >> p.iteration_time_s >> p.throughput_samples_per_s >> p.peak_memory_bytes;
+      });
+  run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+void write_best_scenario(const LoadedScenario& loaded, const TuneRun& run,
+                         const std::string& output) {
+  if (!run.result.best) {
+    throw RuntimeFailure("tune: no configuration fits the memory limit; nothing to write");
+  }
+  const TuneConfig& best = run.result.best->config;
+  const proto::Scenario scenario = with_config(loaded.scenario, best);
+  std::ostringstream header;
+  header << "The configuration `pipetwin tune` found for " << run.scenario << ":\n"
+         << config_name(best) << "\n"
+         << "analytic engine: " << run.result.best->iteration_time_s << " s per iteration, "
+         << run.result.best->peak_memory_bytes << " bytes peak GPU memory";
+  write_scenario(scenario, loaded, header.str(), output, "the best configuration");
+}
+
+}  // namespace pipetwin

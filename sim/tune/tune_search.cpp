@@ -1,0 +1,272 @@
+#include "sim/tune/tune_search.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <sstream>
+
+#include "sim/scenario/resolve_scenario.h"
+#include "sim/simulate.h"
+#include "sim/spec/errors.h"
+#include "sim/sweep/fork_pool.h"
+#include "sim/tune/fast_estimate.h"
+
+namespace pipetwin {
+namespace {
+
+// "schedule.stages: 16 stages need 16 microbatches" -> "schedule.stages: N stages need N
+// microbatches": reasons that differ only in their numbers count together.
+std::string reason_of(const std::string& message) {
+  std::string text = message.substr(0, message.find('\n'));
+  // The resolver names where the field was written; the tune wrote it.
+  if (const size_t at = text.find(": "); text.rfind("--set ", 0) == 0 && at != std::string::npos) {
+    text = text.substr(at + 2);
+  }
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const bool in_name =
+        i > 0 && (std::isalpha(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_');
+    if (std::isdigit(static_cast<unsigned char>(text[i])) && !in_name) {
+      while (i + 1 < text.size() &&
+             (std::isdigit(static_cast<unsigned char>(text[i + 1])) || text[i + 1] == '.')) {
+        ++i;
+      }
+      out += 'N';
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+TunePoint point(const TuneConfig& config, const ResolvedScenario& setup, double seconds,
+                int64_t peak, Evaluator evaluator) {
+  TunePoint p;
+  p.config = config;
+  p.iteration_time_s = seconds;
+  p.throughput_samples_per_s = seconds > 0 ? setup.training.global_batch / seconds : 0;
+  p.peak_memory_bytes = peak;
+  p.evaluator = evaluator;
+  return p;
+}
+
+double smallest_gpu_memory(const ResolvedScenario& setup) {
+  double least = std::numeric_limits<double>::infinity();
+  for (const DeviceSpec& d : setup.cluster.devices) least = std::min(least, d.memory_bytes);
+  return least;
+}
+
+// The fast evaluator's verdict on one configuration, as one line a worker process sends back:
+// "ok SECONDS BYTES" or "skip REASON".
+std::string evaluate_line(const LoadedScenario& loaded, const TuneConfig& config) {
+  std::string reason;
+  try {
+    const std::optional<ResolvedScenario> setup = apply_config(loaded, config, reason);
+    if (!setup) return "skip " + reason;
+    std::ostringstream out;
+    out.precision(17);
+    if (const std::optional<FastEstimate> fast = estimate_fast(*setup)) {
+      out << "ok " << fast->iteration_time_s << ' ' << fast->peak_memory_bytes;
+    } else {  // a schedule without a fast model: the engine times it
+      const TunePoint p = simulate_config(*setup, config, Evaluator::kAnalytic);
+      out << "engine " << p.iteration_time_s << ' ' << p.peak_memory_bytes;
+    }
+    return out.str();
+  } catch (const std::exception& e) {
+    return "skip failed to evaluate: " + reason_of(e.what());
+  }
+}
+
+struct Verdict {
+  bool ok = false;
+  bool by_engine = false;
+  double seconds = 0;
+  int64_t bytes = 0;
+  std::string reason;
+};
+
+Verdict parse_verdict(const std::string& line) {
+  Verdict v;
+  std::istringstream in(line);
+  std::string tag;
+  in >> tag;
+  if (tag == "ok" || tag == "engine") {
+    v.ok = true;
+    v.by_engine = tag == "engine";
+    in >> v.seconds >> v.bytes;
+  } else {
+    std::getline(in >> std::ws, v.reason);
+  }
+  return v;
+}
+
+// Each configuration's verdict, computed by `workers` child processes over interleaved shares.
+std::vector<Verdict> evaluate_all(const LoadedScenario& loaded,
+                                  const std::vector<TuneConfig>& configs, int32_t workers) {
+  std::vector<Verdict> verdicts(configs.size());
+  const size_t shares = std::max<size_t>(1, std::min<size_t>(workers, configs.size()));
+  if (shares == 1) {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      verdicts[i] = parse_verdict(evaluate_line(loaded, configs[i]));
+    }
+    return verdicts;
+  }
+  run_in_children(
+      shares, static_cast<int>(shares),
+      [&](size_t share) {
+        std::string out;
+        for (size_t i = share; i < configs.size(); i += shares) {
+          out += evaluate_line(loaded, configs[i]);
+          out += '\n';
+        }
+        return out;
+      },
+      [&](size_t share, ChildExit exit) {
+        if (!exit.exited_cleanly()) {
+          throw RuntimeFailure("tune: a worker " + describe_child_exit(exit.wait_status));
+        }
+        std::istringstream in(exit.output);
+        std::string line;
+        for (size_t i = share; i < configs.size() && std::getline(in, line); i += shares) {
+          verdicts[i] = parse_verdict(line);
+        }
+      });
+  return verdicts;
+}
+
+std::vector<TunePoint> pareto_front(std::vector<TunePoint> points) {
+  std::sort(points.begin(), points.end(), [](const TunePoint& a, const TunePoint& b) {
+    return a.peak_memory_bytes != b.peak_memory_bytes ? a.peak_memory_bytes < b.peak_memory_bytes
+                                                      : a.iteration_time_s < b.iteration_time_s;
+  });
+  std::vector<TunePoint> front;
+  for (const TunePoint& p : points) {
+    if (front.empty() || p.iteration_time_s < front.back().iteration_time_s) front.push_back(p);
+  }
+  return front;
+}
+
+}  // namespace
+
+const char* evaluator_name(Evaluator evaluator) {
+  switch (evaluator) {
+    case Evaluator::kFast:
+      return "fast";
+    case Evaluator::kAnalytic:
+      return "analytic";
+    case Evaluator::kSimgrid:
+      return "simgrid";
+  }
+  return "?";
+}
+
+std::optional<ResolvedScenario> apply_config(const LoadedScenario& loaded, const TuneConfig& config,
+                                             std::string& reason) {
+  LoadedScenario variant;
+  variant.source_name = loaded.source_name;
+  variant.base_dir = loaded.base_dir;
+  variant.builtin = loaded.builtin;
+  try {
+    variant.scenario = with_config(loaded.scenario, config, &variant.overrides);
+    variant.scenario.mutable_training()->set_iterations(1);
+    return resolve_scenario(variant);
+  } catch (const InputError& e) {
+    reason = reason_of(e.what());
+    return std::nullopt;
+  }
+}
+
+TunePoint simulate_config(const ResolvedScenario& setup, const TuneConfig& config,
+                          Evaluator evaluator) {
+  SimulationOptions options;
+  options.engine = evaluator == Evaluator::kSimgrid ? Engine::kSimgrid : Engine::kAnalytic;
+  options.timeline = false;
+  options.allow_oom = true;
+  const SimulationResult result = simulate_setup(setup, options);
+  double makespan = 0;
+  for (double end : result.times.end_s) makespan = std::max(makespan, end);
+  int64_t peak = 0;
+  for (const MemoryPeak& p : result.memory.peaks) peak = std::max(peak, p.bytes);
+  return point(config, setup, makespan / std::max(1, setup.training.iterations), peak, evaluator);
+}
+
+TuneResult tune(const LoadedScenario& loaded, const TuneOptions& options) {
+  ResolvedScenario base = resolve_scenario(loaded);
+  base.training.iterations = 1;
+  TuneSpace space = default_space(base);
+  for (const std::string& fix : options.fixes) fix_choice(space, fix);
+  if (options.max_memory_bytes < 0) throw InputError("--max-memory: must be positive");
+  if (options.refine < 1) throw InputError("--refine: must be at least 1");
+
+  TuneResult result;
+  result.memory_limit_bytes =
+      options.max_memory_bytes > 0 ? options.max_memory_bytes : smallest_gpu_memory(base);
+  const std::vector<TuneConfig> configs = enumerate_configs(space, base, result.skipped);
+  const int32_t workers = options.workers > 0 ? options.workers : available_cpus();
+  const std::vector<Verdict> verdicts = evaluate_all(loaded, configs, workers);
+
+  std::vector<TunePoint> within;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const Verdict& v = verdicts[i];
+    if (!v.ok) {
+      result.skipped[v.reason] += 1;
+      continue;
+    }
+    result.evaluated += 1;
+    TunePoint p = point(configs[i], base, v.seconds, v.bytes,
+                        v.by_engine ? Evaluator::kAnalytic : Evaluator::kFast);
+    if (static_cast<double>(p.peak_memory_bytes) > result.memory_limit_bytes) {
+      result.skipped["over the memory limit"] += 1;
+      continue;
+    }
+    within.push_back(p);
+  }
+  result.pareto = pareto_front(within);
+
+  // The engine decides among the fast evaluator's best.
+  std::stable_sort(within.begin(), within.end(), [](const TunePoint& a, const TunePoint& b) {
+    return a.iteration_time_s < b.iteration_time_s;
+  });
+  // Configurations the fast evaluator cannot tell apart (a choice that changes nothing, such as
+  // selective recomputation where attention keeps no scores) are simulated once, the first.
+  for (size_t i = 0;
+       i < within.size() && result.refined.size() < static_cast<size_t>(options.refine); ++i) {
+    if (i > 0 && within[i].iteration_time_s == within[i - 1].iteration_time_s &&
+        within[i].peak_memory_bytes == within[i - 1].peak_memory_bytes) {
+      continue;
+    }
+    std::string reason;
+    const std::optional<ResolvedScenario> setup = apply_config(loaded, within[i].config, reason);
+    result.refined.push_back(simulate_config(*setup, within[i].config, Evaluator::kAnalytic));
+  }
+  // The scenario's own configuration is always among them: the best is never slower.
+  const TuneConfig own = config_of(base);
+  result.own = simulate_config(base, own, Evaluator::kAnalytic);
+  if (std::none_of(result.refined.begin(), result.refined.end(),
+                   [&](const TunePoint& p) { return p.config == own; })) {
+    result.refined.push_back(result.own);
+  }
+  std::vector<size_t> rank(result.refined.size());
+  for (size_t i = 0; i < rank.size(); ++i) rank[i] = i;
+  std::stable_sort(rank.begin(), rank.end(), [&](size_t a, size_t b) {
+    return result.refined[a].iteration_time_s < result.refined[b].iteration_time_s;
+  });
+  std::vector<TunePoint> sorted;
+  for (size_t i : rank) sorted.push_back(result.refined[i]);
+  result.refined = sorted;
+  for (size_t k = 0; k < rank.size(); ++k) {
+    if (static_cast<double>(result.refined[k].peak_memory_bytes) <= result.memory_limit_bytes) {
+      result.best = result.refined[k];
+      result.best_fast_rank = static_cast<int32_t>(rank[k]) + 1;
+      break;
+    }
+  }
+
+  if (const std::optional<FastEstimate> fast = estimate_fast(base)) {
+    result.own_fast =
+        point(own, base, fast->iteration_time_s, fast->peak_memory_bytes, Evaluator::kFast);
+  }
+  return result;
+}
+
+}  // namespace pipetwin

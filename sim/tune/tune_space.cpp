@@ -1,0 +1,301 @@
+#include "sim/tune/tune_space.h"
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+
+#include "sim/scenario/did_you_mean.h"
+#include "sim/spec/errors.h"
+
+namespace pipetwin {
+namespace {
+
+std::vector<int32_t> powers_of_two_up_to(int64_t most) {
+  std::vector<int32_t> out;
+  for (int64_t v = 1; v <= most; v *= 2) out.push_back(static_cast<int32_t>(v));
+  return out;
+}
+
+int32_t routed_experts(const ResolvedScenario& base) {
+  int32_t experts = 0;
+  for (const ModelLayer& layer : base.model.layers) experts = std::max(experts, layer.moe.experts);
+  return experts;
+}
+
+bool has_attention_exchange(const ResolvedScenario& base) {
+  return std::any_of(base.model.layers.begin(), base.model.layers.end(),
+                     [](const ModelLayer& l) { return l.cp_kv_bytes_per_sample > 0; });
+}
+
+bool is_transformer(const ResolvedScenario& base) {
+  return std::any_of(base.model.layers.begin(), base.model.layers.end(), [](const ModelLayer& l) {
+    return l.checkpoint_bytes_per_sample > 0 || l.attention_stash_bytes_per_sample > 0;
+  });
+}
+
+std::vector<std::string> split_values(const std::string& list) {
+  std::vector<std::string> values;
+  std::stringstream in(list);
+  for (std::string v; std::getline(in, v, ',');) {
+    if (!v.empty()) values.push_back(v);
+  }
+  return values;
+}
+
+int32_t parse_count(const std::string& field, const std::string& text) {
+  int32_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < 1) {
+    throw InputError("--fix " + field + ": '" + text + "' is not a positive whole number");
+  }
+  return value;
+}
+
+template <typename Enum>
+Enum parse_enum(const std::string& field, const std::string& text,
+                bool (*parse)(const std::string&, Enum*), const std::vector<std::string>& names) {
+  Enum value{};
+  if (!parse(text, &value)) {
+    std::string known;
+    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+    throw InputError("--fix " + field + ": unknown value '" + text + "' (one of " + known + ")" +
+                     did_you_mean(text, names));
+  }
+  return value;
+}
+
+std::vector<std::string> enum_names(const google::protobuf::EnumDescriptor* d) {
+  std::vector<std::string> names;
+  for (int i = 0; i < d->value_count(); ++i) names.push_back(d->value(i)->name());
+  return names;
+}
+
+int32_t parse_zero_stage(const std::string& text) {
+  if (text.size() == 1 && text[0] >= '0' && text[0] <= '3') return text[0] - '0';
+  proto::Training::ZeroStage stage{};
+  if (proto::Training::ZeroStage_Parse(text, &stage)) return static_cast<int32_t>(stage);
+  throw InputError("--fix training.zero_stage: '" + text +
+                   "' is not 0, 1, 2, 3, ZERO_0..ZERO_3 or FSDP");
+}
+
+bool parse_bool(const std::string& field, const std::string& text) {
+  if (text == "true" || text == "1" || text == "ALL") return true;
+  if (text == "false" || text == "0") return false;
+  throw InputError("--fix " + field + ": '" + text + "' is not true or false");
+}
+
+}  // namespace
+
+TuneSpace default_space(const ResolvedScenario& base) {
+  TuneSpace space;
+  const int64_t gpus = static_cast<int64_t>(base.cluster.devices.size());
+  const int32_t layers = static_cast<int32_t>(base.model.layers.size());
+  space.tensor_parallel = powers_of_two_up_to(std::min<int64_t>(base.cluster.gpus_per_node, gpus));
+  space.context_parallel = {1};
+  if (base.zoo && has_attention_exchange(base) && base.zoo->seq_len() >= 8192) {
+    space.context_parallel = powers_of_two_up_to(std::min<int64_t>(16, base.zoo->seq_len() / 4096));
+  }
+  space.stages = powers_of_two_up_to(std::min<int64_t>(layers, 64));
+  space.expert_parallel = {1};
+  if (const int32_t experts = routed_experts(base); experts > 1) {
+    space.expert_parallel.clear();
+    for (int32_t e : powers_of_two_up_to(experts)) {
+      if (experts % e == 0) space.expert_parallel.push_back(e);
+    }
+  }
+  space.virtual_stages = {2, 4};
+  space.microbatch_sizes = {1, 2, 4, 8};
+  space.schedules = {{proto::ONE_F_ONE_B}, {proto::INTERLEAVED_ONE_F_ONE_B},
+                     {proto::ZB_H1},       {proto::ZB_H2},
+                     {proto::ZB_V},        {proto::ZB_AUTO, 1},
+                     {proto::ZB_AUTO, 2}};
+  space.recompute = {proto::Training::NONE};
+  if (is_transformer(base)) {
+    space.recompute = {proto::Training::NONE, proto::Training::SELECTIVE, proto::Training::FULL};
+  }
+  space.zero_stages = {0, 1, 2, 3};
+  space.offload = {base.schedule.offload.enabled};
+  return space;
+}
+
+const std::vector<std::string>& tune_field_names() {
+  static const std::vector<std::string> names = {"training.tensor_parallel",
+                                                 "training.context_parallel",
+                                                 "schedule.stages",
+                                                 "training.data_parallel",
+                                                 "training.expert_parallel",
+                                                 "schedule.virtual_stages",
+                                                 "microbatch_size",
+                                                 "training.microbatches",
+                                                 "schedule.kind",
+                                                 "schedule.memory_limit_microbatches",
+                                                 "training.recompute",
+                                                 "training.zero_stage",
+                                                 "schedule.offload"};
+  return names;
+}
+
+void fix_choice(TuneSpace& space, const std::string& assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == assignment.size()) {
+    throw InputError("--fix '" + assignment + "': expected FIELD=VALUE[,VALUE...]");
+  }
+  const std::string field = assignment.substr(0, eq);
+  const std::vector<std::string> values = split_values(assignment.substr(eq + 1));
+  if (values.empty()) throw InputError("--fix '" + assignment + "': no value");
+  const auto counts = [&] {
+    std::vector<int32_t> out;
+    for (const std::string& v : values) out.push_back(parse_count(field, v));
+    return out;
+  };
+  if (field == "training.tensor_parallel") {
+    space.tensor_parallel = counts();
+  } else if (field == "training.context_parallel") {
+    space.context_parallel = counts();
+  } else if (field == "schedule.stages") {
+    space.stages = counts();
+  } else if (field == "training.data_parallel") {
+    space.data_parallel = counts();
+  } else if (field == "training.expert_parallel") {
+    space.expert_parallel = counts();
+  } else if (field == "schedule.virtual_stages") {
+    space.virtual_stages = counts();
+  } else if (field == "microbatch_size") {
+    space.microbatch_sizes = counts();
+  } else if (field == "training.microbatches") {
+    space.microbatches = counts();
+  } else if (field == "schedule.kind") {
+    space.schedules.clear();
+    const auto names = enum_names(proto::ScheduleKind_descriptor());
+    for (const std::string& v : values) {
+      const proto::ScheduleKind kind = parse_enum(field, v, &proto::ScheduleKind_Parse, names);
+      if (kind == proto::ZB_AUTO) {
+        space.schedules.push_back({kind, 1});
+        space.schedules.push_back({kind, 2});
+      } else {
+        space.schedules.push_back({kind});
+      }
+    }
+  } else if (field == "schedule.memory_limit_microbatches") {
+    std::vector<ScheduleChoice> kept;
+    for (const ScheduleChoice& s : space.schedules) {
+      if (s.kind != proto::ZB_AUTO) kept.push_back(s);
+    }
+    for (const std::string& v : values)
+      kept.push_back({proto::ZB_AUTO, 0, 1.0 * parse_count(field, v)});
+    space.schedules = kept;
+  } else if (field == "training.recompute") {
+    space.recompute.clear();
+    const auto names = enum_names(proto::Training::Recompute_descriptor());
+    for (const std::string& v : values) {
+      space.recompute.push_back(parse_enum(field, v, &proto::Training::Recompute_Parse, names));
+    }
+  } else if (field == "training.zero_stage") {
+    space.zero_stages.clear();
+    for (const std::string& v : values) space.zero_stages.push_back(parse_zero_stage(v));
+  } else if (field == "schedule.offload") {
+    space.offload.clear();
+    for (const std::string& v : values) space.offload.push_back(parse_bool(field, v));
+  } else {
+    throw InputError("--fix " + field + ": not a field tune chooses" +
+                     did_you_mean(field, tune_field_names()));
+  }
+}
+
+std::vector<TuneConfig> enumerate_configs(const TuneSpace& space, const ResolvedScenario& base,
+                                          SkipCounts& skipped) {
+  const int64_t gpus = static_cast<int64_t>(base.cluster.devices.size());
+  const int32_t global_batch = base.training.global_batch;
+  const int32_t layers = static_cast<int32_t>(base.model.layers.size());
+  const int32_t experts = routed_experts(base);
+  const auto listed = [](const std::vector<int32_t>& list, int32_t v) {
+    return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+  };
+  std::vector<TuneConfig> configs;
+  for (int32_t tp : space.tensor_parallel) {
+    for (int32_t cp : space.context_parallel) {
+      for (int32_t pp : space.stages) {
+        const int64_t per_replica = static_cast<int64_t>(tp) * cp * pp;
+        if (gpus % per_replica != 0) {
+          skipped["TP x CP x PP does not divide the GPUs"] += 1;
+          continue;
+        }
+        const int32_t dp = static_cast<int32_t>(gpus / per_replica);
+        if (!listed(space.data_parallel, dp)) continue;
+        for (int32_t ep : space.expert_parallel) {
+          if (dp % ep != 0 || (ep > 1 && experts % ep != 0)) {
+            skipped["expert parallelism does not divide the replicas or the experts"] += 1;
+            continue;
+          }
+          for (int32_t size : space.microbatch_sizes) {
+            if (global_batch % (static_cast<int64_t>(dp) * size) != 0) {
+              skipped["DP x microbatch size does not divide the global batch"] += 1;
+              continue;
+            }
+            const int32_t microbatches = global_batch / dp / size;
+            if (!listed(space.microbatches, microbatches)) continue;
+            for (const ScheduleChoice& schedule : space.schedules) {
+              const bool interleaved = schedule.kind == proto::INTERLEAVED_ONE_F_ONE_B;
+              for (int32_t v : interleaved ? space.virtual_stages : std::vector<int32_t>{1}) {
+                const int32_t chunks =
+                    pp * (schedule.kind == proto::ZB_V || schedule.kind == proto::DUALPIPE ? 2 : v);
+                if (pp == 1 && schedule.kind != proto::ONE_F_ONE_B &&
+                    schedule.kind != proto::GPIPE) {
+                  skipped["one stage: every schedule is 1F1B"] += 1;
+                  continue;
+                }
+                if (chunks > layers) {
+                  skipped["more model chunks than layers"] += 1;
+                  continue;
+                }
+                if (microbatches < pp) {
+                  skipped["fewer microbatches than stages"] += 1;
+                  continue;
+                }
+                if (interleaved && microbatches % pp != 0) {
+                  skipped["interleaved: microbatches not a multiple of the stages"] += 1;
+                  continue;
+                }
+                for (proto::Training::Recompute recompute : space.recompute) {
+                  if (recompute != proto::Training::NONE && is_zero_bubble(schedule.kind)) {
+                    skipped["zero-bubble schedules do not recompute activations"] += 1;
+                    continue;
+                  }
+                  for (int32_t zero : space.zero_stages) {
+                    if (zero > 0 && static_cast<int64_t>(dp) * cp == 1) {
+                      skipped["ZeRO without data parallelism"] += 1;
+                      continue;
+                    }
+                    for (bool offload : space.offload) {
+                      TuneConfig c;
+                      c.tensor_parallel = tp;
+                      c.context_parallel = cp;
+                      c.stages = pp;
+                      c.data_parallel = dp;
+                      c.expert_parallel = ep;
+                      // ZB-V and DualPipe place two chunks on every device.
+                      c.virtual_stages = chunks / pp;
+                      c.microbatches = microbatches;
+                      c.schedule = schedule.kind;
+                      c.memory_limit_microbatches =
+                          schedule.limit_microbatches > 0 ? schedule.limit_microbatches
+                          : schedule.limit_per_stage > 1  ? schedule.limit_per_stage * pp
+                                                          : 0;
+                      c.recompute = recompute;
+                      c.zero_stage = zero;
+                      c.offload = offload;
+                      configs.push_back(c);
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return configs;
+}
+
+}  // namespace pipetwin
