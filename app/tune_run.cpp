@@ -53,10 +53,10 @@ void write_best_scenario(const LoadedScenario& loaded, const TuneRun& run,
   const TuneConfig& best = run.result.best->config;
   const proto::Scenario scenario = with_config(loaded.scenario, best);
   std::ostringstream header;
-  header << "The configuration `pipetwin tune` found for " << run.scenario << ":\n"
-         << config_name(best) << "\n"
-         << "analytic engine: " << run.result.best->iteration_time_s << " s per iteration, "
-         << run.result.best->peak_memory_bytes << " bytes peak GPU memory";
+  header << "# The configuration `pipetwin tune` found for " << run.scenario << ":\n"
+         << "# " << config_name(best) << "\n"
+         << "# analytic engine: " << run.result.best->iteration_time_s << " s per iteration, "
+         << run.result.best->peak_memory_bytes << " bytes of peak GPU memory\n";
   write_scenario(scenario, loaded, header.str(), output, "the best configuration");
 }
 

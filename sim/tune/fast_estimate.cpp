@@ -206,13 +206,17 @@ std::optional<FastEstimate> estimate_fast(const ResolvedScenario& setup) {
         offload.enabled && offload.activations &&
         std::find(offload.stages.begin(), offload.stages.end(), c) != offload.stages.end();
     const double kept = offloaded ? 1 - offload.fraction : 1.0;
-    t.stash_bytes = cost.stash_bytes_per_sample * samples * kept;
-    t.weight_stash_bytes = cost.bwd_weight_stash_bytes_per_sample * samples * kept;
+    // As lowering rounds them (lowering_compute.cpp, lowering_transfers.cpp).
+    const int64_t whole = std::llround(cost.stash_bytes_per_sample * samples);
+    t.stash_bytes = std::llround(whole * kept);
+    t.weight_stash_bytes = std::llround(
+        std::min<int64_t>(whole, std::llround(cost.bwd_weight_stash_bytes_per_sample * samples)) *
+        kept);
     if (c > 0 && layout.stage_device[c - 1] != device) {
-      t.fwd_input_bytes = layout.costs[c - 1].output_bytes_per_sample * samples;
+      t.fwd_input_bytes = std::llround(layout.costs[c - 1].output_bytes_per_sample * samples);
     }
     if (c + 1 < chunks && layout.stage_device[c + 1] != device) {
-      t.bwd_input_bytes = cost.output_bytes_per_sample * samples;
+      t.bwd_input_bytes = cost.trains ? std::llround(cost.output_bytes_per_sample * samples) : 0;
       const int32_t next = layout.stage_device[c + 1];
       const double bytes = cost.output_bytes_per_sample * samples;
       passes.forward_transfer_s.push_back(
@@ -296,8 +300,7 @@ std::optional<FastEstimate> estimate_fast(const ResolvedScenario& setup) {
       resident = std::max(resident, layout.static_bytes[d + r * layout.devices_per_replica]);
     }
     estimate.peak_memory_bytes =
-        std::max(estimate.peak_memory_bytes,
-                 resident + static_cast<int64_t>(std::llround(timing.peak_activation_bytes[d])));
+        std::max(estimate.peak_memory_bytes, resident + timing.peak_activation_bytes[d]);
   }
   return estimate;
 }

@@ -23,17 +23,30 @@ double pass_seconds(const ChunkPassTimes& c, Op op) {
   }
 }
 
-double stash_change(const ChunkPassTimes& c, Op op) {
+// What a pass frees of its chunk's stash when it ends (F frees nothing).
+int64_t stash_freed(const ChunkPassTimes& c, Op op) {
   switch (op) {
-    case Op::kFwd:
-      return c.stash_bytes;
     case Op::kBwd:
-      return -c.stash_bytes;
+      return c.stash_bytes;
     case Op::kBwdInput:
-      return -(c.stash_bytes - c.weight_stash_bytes);
+      return c.stash_bytes - c.weight_stash_bytes;
+    case Op::kBwdWeight:
+      return c.weight_stash_bytes;
     default:
-      return -c.weight_stash_bytes;
+      return 0;
   }
+}
+
+// The most a device holds at once, frees before allocations at equal times (as the memory
+// curve orders them: a caching allocator hands the memory over).
+int64_t peak_of(std::vector<std::pair<double, int64_t>>& events) {
+  std::sort(events.begin(), events.end());
+  int64_t held = 0, peak = 0;
+  for (const auto& [time, bytes] : events) {
+    held += bytes;
+    peak = std::max(peak, held);
+  }
+  return peak;
 }
 
 }  // namespace
@@ -51,9 +64,10 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
   timing.device_end_s.assign(devices, 0.0);
   timing.last_backward_end_s.assign(chunks, 0.0);
   timing.last_backward_s.assign(chunks, 0.0);
-  timing.peak_activation_bytes.assign(devices, 0.0);
-  std::vector<double> held(devices, 0.0);
+  timing.peak_activation_bytes.assign(devices, 0);
+  std::vector<std::vector<std::pair<double, int64_t>>> events(devices);
   std::vector<size_t> next(devices, 0);
+  std::vector<double> recv_free(devices, 0.0);
   // Sweep the devices until none advances: a pass waits for its device and its input.
   for (bool advanced = true; advanced;) {
     advanced = false;
@@ -61,33 +75,46 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
       for (; next[d] < order[d].size(); ++next[d]) {
         const ComputeAction& a = order[d][next[d]];
         const int32_t c = a.stage, m = a.microbatch;
-        double input = 0;
-        double buffer = 0;
         const ChunkPassTimes& chunk = passes.chunks[c];
+        double input = 0, sent = 0;  // when the input arrives, and when its transfer started
+        double transfer = -1;        // the input's transfer from another chunk; -1: none
+        int64_t buffer = 0;
         if (a.op == Op::kFwd) {
-          input = c == 0 ? 0.0 : fwd_end[at(c - 1, m)] + passes.forward_transfer_s[c - 1];
+          if (c > 0) {
+            sent = input = fwd_end[at(c - 1, m)];
+            transfer = passes.forward_transfer_s[c - 1];
+          }
           buffer = chunk.fwd_input_bytes;
         } else if (a.op == Op::kBwd || a.op == Op::kBwdInput) {
-          input = c + 1 == chunks ? fwd_end[at(c, m)]
-                                  : bwd_end[at(c + 1, m)] + passes.backward_transfer_s[c];
+          sent = input = c + 1 == chunks ? fwd_end[at(c, m)] : bwd_end[at(c + 1, m)];
+          if (c + 1 < chunks) transfer = passes.backward_transfer_s[c];
           buffer = chunk.bwd_input_bytes;
         } else {
           input = bwd_end[at(c, m)];  // W after its own B
         }
         if (input == kUnknown) break;
+        if (buffer > 0 && transfer >= 0) {
+          // A device receives its inputs one at a time, in the order it consumes them.
+          sent = std::max(sent, recv_free[d]);
+          recv_free[d] = input = sent + transfer;
+        } else if (transfer >= 0) {
+          input = sent + transfer;
+        }
         const double seconds = pass_seconds(chunk, a.op);
-        const double end = std::max(timing.device_end_s[d], input) + seconds;
+        const double start = std::max(timing.device_end_s[d], input);
+        const double end = start + seconds;
         timing.device_end_s[d] = end;
+        if (buffer > 0) {
+          events[d].push_back({sent, buffer});
+          events[d].push_back({end, -buffer});
+        }
         if (a.op == Op::kFwd) {
           fwd_end[at(c, m)] = end;
-          held[d] += stash_change(chunk, a.op);
-          timing.peak_activation_bytes[d] =
-              std::max(timing.peak_activation_bytes[d], held[d] + buffer);
+          if (chunk.stash_bytes > 0) events[d].push_back({start, chunk.stash_bytes});
         } else {
-          // A backward holds its stash and its input while it runs, and frees at its end.
-          timing.peak_activation_bytes[d] =
-              std::max(timing.peak_activation_bytes[d], held[d] + buffer);
-          held[d] += stash_change(chunk, a.op);
+          if (const int64_t freed = stash_freed(chunk, a.op); freed > 0) {
+            events[d].push_back({end, -freed});
+          }
           if (a.op != Op::kBwdWeight) bwd_end[at(c, m)] = end;
           if (a.op != Op::kBwdInput) {
             timing.last_backward_end_s[c] = end;
@@ -98,6 +125,7 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
       }
     }
   }
+  for (int32_t d = 0; d < devices; ++d) timing.peak_activation_bytes[d] = peak_of(events[d]);
   for (int32_t d = 0; d < devices; ++d) {
     if (next[d] < order[d].size()) {
       throw std::logic_error("time_pipeline: device " + std::to_string(d) +

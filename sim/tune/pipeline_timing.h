@@ -19,14 +19,16 @@ struct ChunkPassTimes {
   double bwd_s = 0;  // a whole backward (Op::kBwd)
   double bwd_input_s = 0;
   double bwd_weight_s = 0;
-  // Memory a pass holds (per microbatch): F allocates the stash, a whole backward frees it,
-  // a split one frees all but the weight gradient's share, which W frees.
-  double stash_bytes = 0;
-  double weight_stash_bytes = 0;
-  // The receive buffer a pass reads: F the activation from the chunk before, a backward the
-  // gradient from the chunk after; held while the pass runs.
-  double fwd_input_bytes = 0;
-  double bwd_input_bytes = 0;
+  // Memory (bytes per microbatch, rounded as lowering rounds them): F allocates the stash when
+  // it starts, a whole backward frees it when it ends, a split one frees all but the weight
+  // gradient's share, which W frees.
+  int64_t stash_bytes = 0;
+  int64_t weight_stash_bytes = 0;
+  // The receive buffer of a pass's input from another device: F's activation from the chunk
+  // before, a backward's gradient from the chunk after; held from when its transfer starts
+  // (its producer's end) until the pass ends, as the memory curve holds a RECV's payload.
+  int64_t fwd_input_bytes = 0;
+  int64_t bwd_input_bytes = 0;
 };
 
 struct PipelinePasses {
@@ -40,8 +42,8 @@ struct PipelineTiming {
   std::vector<double> device_end_s;         // each device's last pass
   std::vector<double> last_backward_end_s;  // each chunk's last backward (B, or its last W)
   std::vector<double> last_backward_s;      // how long that backward ran
-  // Per device, the most stash plus the receive buffer of the pass running at that moment.
-  std::vector<double> peak_activation_bytes;
+  // Per device, the most stash and receive buffers it holds at once (frees first at a tie).
+  std::vector<int64_t> peak_activation_bytes;
 };
 
 // Throws std::logic_error when a pass waits for an input that its order never produces.

@@ -1,42 +1,82 @@
-// The fast evaluator against the analytic engine on every shipped scenario it models.
+// The fast evaluator against the analytic engine: equal where it models everything the
+// engine does (one replica, so no gradient reduction; no ZeRO, context or expert parallelism,
+// interference or offload), and within a stated bound on every shipped scenario it models.
 #include "sim/tune/fast_estimate.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <filesystem>
 
 #include "shipped_scenarios.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/simulate.h"
+#include "sim/tune/tune_search.h"
 
 namespace pipetwin {
 namespace {
 
-TEST(FastEstimate, DevPrint) {
+LoadedScenario shipped(const std::string& name, const std::vector<std::string>& set = {}) {
+  const auto path =
+      std::filesystem::path(PIPETWIN_SOURCE_DIR) / "scenarios" / (name + ".textproto");
+  return load_scenario(path.string(), set);
+}
+
+TunePoint engine(const ResolvedScenario& setup) {
+  return simulate_config(setup, config_of(setup), Evaluator::kAnalytic);
+}
+
+TEST(FastEstimate, EqualsTheEngineOnOneReplica) {
+  int checked = 0;
+  for (const char* kind :
+       {"GPIPE", "ONE_F_ONE_B", "INTERLEAVED_ONE_F_ONE_B", "ZB_H1", "ZB_H2", "ZB_V"}) {
+    for (int tp : {1, 2}) {
+      for (int stages : {2, 4}) {
+        const std::string k = kind;
+        std::vector<std::string> set = {"schedule.kind=" + k,
+                                        "schedule.stages=" + std::to_string(stages),
+                                        "training.tensor_parallel=" + std::to_string(tp),
+                                        "training.data_parallel=1",
+                                        "training.microbatches=8",
+                                        "training.global_batch=16"};
+        if (k == "INTERLEAVED_ONE_F_ONE_B") set.push_back("schedule.virtual_stages=2");
+        ResolvedScenario setup = resolve_scenario(shipped("gpt-8gpu-1f1b", set));
+        const std::optional<FastEstimate> fast = estimate_fast(setup);
+        ASSERT_TRUE(fast.has_value()) << k;
+        const TunePoint reference = engine(setup);
+        EXPECT_NEAR(fast->iteration_time_s, reference.iteration_time_s,
+                    1e-6 * reference.iteration_time_s)
+            << k << " TP " << tp << " PP " << stages;
+        EXPECT_EQ(fast->peak_memory_bytes, reference.peak_memory_bytes)
+            << k << " TP " << tp << " PP " << stages;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 24);
+}
+
+// Gradient buckets over data-parallel replicas, context parallelism's exchanges, expert
+// all-to-alls and ZeRO-3's gathers meet other collectives on the engine's lanes, which the
+// fast evaluator prices each alone: measured, at most 3.3% on the shipped scenarios
+// (docs/tune.md). Memory is exact on every one.
+TEST(FastEstimate, OnEveryShippedScenarioMemoryIsExactAndTimeWithinItsBound) {
+  int modelled = 0;
   for (const std::string& name : testing::shipped_scenario_names()) {
     if (testing::benchmark_sized(name)) continue;
-    const LoadedScenario loaded = load_scenario(
-        (std::filesystem::path(PIPETWIN_SOURCE_DIR) / "scenarios" / (name + ".textproto")).string(),
-        {});
-    ResolvedScenario setup = resolve_scenario(loaded);
+    ResolvedScenario setup = resolve_scenario(shipped(name));
     setup.training.iterations = 1;
     if (!has_fast_estimate(setup)) continue;
-    const auto fast = estimate_fast(setup);
-    SimulationOptions options;
-    options.timeline = false;
-    options.allow_oom = true;
-    const SimulationResult r = simulate_setup(setup, options);
-    double makespan = 0;
-    for (double e : r.times.end_s) makespan = std::max(makespan, e);
-    int64_t peak = 0;
-    for (const auto& p : r.memory.peaks) peak = std::max(peak, p.bytes);
-    std::printf("%-40s time %10.5f %10.5f (%+6.2f%%)  mem %8.3f %8.3f GB (%+6.2f%%)\n",
-                name.c_str(), fast->iteration_time_s, makespan,
-                100 * (fast->iteration_time_s / makespan - 1), fast->peak_memory_bytes / 1e9,
-                peak / 1e9, 100 * (static_cast<double>(fast->peak_memory_bytes) / peak - 1));
+    const std::optional<FastEstimate> fast = estimate_fast(setup);
+    const TunePoint reference = engine(setup);
+    EXPECT_EQ(fast->peak_memory_bytes, reference.peak_memory_bytes) << name;
+    const bool alone = setup.training.data_parallel * setup.training.context_parallel == 1 &&
+                       setup.training.expert_parallel == 1 && setup.training.zero_stage == 0;
+    EXPECT_NEAR(fast->iteration_time_s, reference.iteration_time_s,
+                (alone ? 1e-6 : 0.04) * reference.iteration_time_s)
+        << name;
+    ++modelled;
   }
+  EXPECT_GE(modelled, 20);
 }
 
 }  // namespace
