@@ -1,10 +1,12 @@
-// pipetwin.sweep, pipetwin.plan and pipetwin.compare: the studies built on simulate, each
-// returning what its command prints with --json.
+// pipetwin.sweep, pipetwin.plan, pipetwin.tune and pipetwin.compare: the studies built on simulate,
+// each returning what its command prints with --json.
 #include <pybind11/stl.h>
 
 #include "app/compare_run.h"
 #include "app/sweep_run.h"
 #include "app/sweep_summary.h"
+#include "app/tune_run.h"
+#include "app/tune_summary.h"
 #include "app/umpipe_plan_run.h"
 #include "python/bindings.h"
 #include "sim/spec/errors.h"
@@ -74,6 +76,25 @@ py::object plan(const Scenario& scenario, const std::string& search, int32_t pop
   return to_python(j);
 }
 
+py::object tune(const Scenario& scenario, const std::vector<std::string>& fix,
+                double max_memory_gib, int32_t refine, int32_t simgrid, int32_t jobs,
+                const std::string& write_scenario) {
+  TuneRunOptions options;
+  options.search.fixes = fix;
+  options.search.max_memory_bytes = max_memory_gib * 1024.0 * 1024.0 * 1024.0;
+  options.search.refine = refine;
+  options.search.workers = jobs;
+  options.simgrid = simgrid;
+  nlohmann::json j;
+  {
+    py::gil_scoped_release release;  // the fast evaluation runs in forked workers
+    const TuneRun run = run_tune(*scenario.loaded, options);
+    if (!write_scenario.empty()) write_best_scenario(*scenario.loaded, run, write_scenario);
+    j = tune_json(run);
+  }
+  return to_python(j);
+}
+
 // A Result's timeline, or the timeline file at a path.
 std::shared_ptr<const Timeline> timeline_of(const py::object& run, std::string& name,
                                             const std::string& label) {
@@ -121,6 +142,12 @@ void bind_studies(py::module_& m) {
         py::arg("threads") = 0, py::arg("max_microbatches") = 0, py::arg("min_gain") = 0.05,
         "Searches a plan of unequal microbatches (UMPIPE) as `pipetwin plan --search umpipe "
         "--json` does, and returns its object.");
+  m.def("tune", &tune, py::arg("scenario"), py::arg("fix") = std::vector<std::string>{},
+        py::arg("max_memory_gib") = 0.0, py::arg("refine") = 10, py::arg("simgrid") = 0,
+        py::arg("jobs") = 0, py::arg("write_scenario") = "",
+        "Searches the fastest configuration within the memory limit (0: the GPU's) as "
+        "`pipetwin tune --json` does, `fix` pinning choices (['schedule.kind=ZB_H1', ...]), and "
+        "returns its object: best, own, pareto, evaluated, skipped, wall_s.");
   m.def("compare", &compare, py::arg("a"), py::arg("b"),
         py::arg("labels") = std::pair<std::string, std::string>("A", "B"),
         "Compares two runs span by span (Results, or timeline files written by "

@@ -231,6 +231,18 @@ class Studies(WithoutPandas):
             del wall_clock["search_wall_s"]
         self.assertEqual(ours, theirs)
 
+    def test_tune_equals_the_cli_tune(self):
+        fix = ["microbatch_size=1,2", "training.zero_stage=0"]
+        ours = pipetwin.tune(pipetwin.load("builtin:gpt-8gpu-1f1b"), fix=fix, refine=3)
+        theirs = cli_json("tune", "builtin:gpt-8gpu-1f1b", "--fix", fix[0], "--fix", fix[1],
+                          "--refine", "3")
+        for wall_clock in (ours, theirs):
+            del wall_clock["wall_s"]
+        self.assertEqual(ours, theirs)
+        self.assertLessEqual(ours["best"]["iteration_time_s"], ours["own"]["iteration_time_s"])
+        with self.assertRaises(pipetwin.InputError):
+            pipetwin.tune(pipetwin.load("builtin:gpt-8gpu-1f1b"), fix=["schedule.stagse=2"])
+
     def test_compare_equals_the_cli_compare(self):
         with tempfile.TemporaryDirectory() as tmp:
             a, b = os.path.join(tmp, "a.tl"), os.path.join(tmp, "b.tl")
