@@ -47,6 +47,18 @@ TEST(TuneCli, TheWrittenScenarioSimulatesToTheBestsTime) {
   EXPECT_NEAR(json::parse(sim.out)["iteration_time_s"].get<double>(), best, 1e-9 * best);
 }
 
+TEST(TuneCli, TheReportDrawsTheParetoFrontWithTheBestAndTheOwnMarked) {
+  TempDir dir;
+  const std::string page = (dir.path() / "tune.html").string();
+  const auto r = run_pipetwin(std::string("tune ") + kSmallSpace + " --report " + page);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = testing::read_all(page);
+  EXPECT_NE(html.find("chart pareto"), std::string::npos);
+  EXPECT_NE(html.find("data-key=\"best\""), std::string::npos);
+  EXPECT_NE(html.find("data-key=\"own\""), std::string::npos);
+  EXPECT_NE(html.find("Skipped"), std::string::npos);
+}
+
 TEST(TuneCli, ABadFixIsAnInputError) {
   const auto r = run_pipetwin("tune builtin:gpt-8gpu-1f1b.textproto --fix schedule.stagse=2");
   EXPECT_EQ(r.exit_code, 2);
