@@ -9,6 +9,13 @@ at 80% of the GPU's memory bandwidth (model.zoo.memory_efficiency 0.8, assumed, 
 Sources:
   A100  Megatron-LM, Narayanan et al., SC'21, table 1: GPT weak scaling, 1.7B to 1T
         (bench/megatron_weak_scaling.py). Fitted on its 1.7B row.
+        Also Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
+        Models", MLSys'23, table 4: one block of their 22B GPT (hidden 6144, 64 heads,
+        2048-token sequences, micro-batch 4, TP 8 on one DGX A100), its forward and backward
+        times without recomputation, with sequence parallelism, with full and selective
+        recomputation, and selective with sequence parallelism. pipetwin's block time is the
+        difference between the model with two blocks and with one (each pass with its
+        tensor-parallel collectives), at the efficiency fitted on Megatron-LM's 1.7B row.
   H100  Megatron-Core MoE, Liu et al., "MoE Parallel Folding", arXiv:2504.14960, tables 3 and
         4, the "MCore" mappings (attention and experts share TP; no folding): Mixtral-8x22B,
         Qwen2-57B-A14B, Mixtral-8x22B-G8T8 (64 experts of 1/8 the width, top-8) and
@@ -181,6 +188,60 @@ def deepseek_tokens_per_gpu(args, efficiency):
     return 15360 * SEQ / step / 2048, step, peak
 
 
+# Korthikanti et al. table 4: variant, recompute, sequence parallelism, published forward and
+# backward milliseconds of one 22B block.
+KORTHIKANTI_ROWS = [("no recomputation", "NONE", False, 7.7, 11.9),
+                    ("sequence parallelism", "NONE", True, 7.2, 11.8),
+                    ("full recomputation", "FULL", False, 7.7, 19.5),
+                    ("selective recomputation", "SELECTIVE", False, 7.7, 13.2),
+                    ("selective + sequence parallelism", "SELECTIVE", True, 7.2, 13.1)]
+
+
+def pass_times_ms(args, blocks, recompute, sequence_parallel, efficiency):
+    """The first microbatch's forward and backward on GPU 0, each with the tensor-parallel
+    all-reduces that follow it, from the trace of one step."""
+    trace = os.path.join(args.scratch, "korthikanti.json")
+    sets = ["model.zoo.layers=%d" % blocks, "model.zoo.hidden=6144", "model.zoo.heads=64",
+            "model.zoo.efficiency=%g" % efficiency, "model.zoo.memory_efficiency=0.8",
+            "cluster.nodes=1", "training.global_batch=4", "training.microbatches=1",
+            "training.data_parallel=1", "training.tensor_parallel=8", "schedule.stages=1",
+            "training.recompute=" + recompute,
+            "training.sequence_parallel=%s" % ("true" if sequence_parallel else "false")]
+    command = [args.pipetwin, "simulate", megatron.SCENARIO, "--json", "--trace", trace]
+    for x in sets:
+        command += ["--set", x]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit("%s: %s" % (" ".join(command), result.stderr.strip()))
+    with open(trace) as f:
+        events = json.load(f)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    spans = [e for e in events if e.get("ph") == "X" and e.get("pid", 0) == 0]
+    fwd = next(e for e in spans if e["name"].endswith("F0"))
+    bwd = next(e for e in spans if e["name"].endswith("B0"))
+    reduces = [e for e in spans if e["name"].endswith("AR") and e["tid"] != fwd["tid"]]
+    lane = min(e["tid"] for e in reduces)  # GPU 0's collective lane
+    forward = fwd["dur"] + sum(e["dur"] for e in reduces
+                               if e["tid"] == lane and e["ts"] < bwd["ts"])
+    backward = bwd["dur"] + sum(e["dur"] for e in reduces
+                                if e["tid"] == lane and e["ts"] >= bwd["ts"])
+    return forward / 1e3, backward / 1e3
+
+
+def korthikanti_rows(args, efficiency, errors):
+    print("\n| source | 22B block, TP 8 | forward ms (published) | pipetwin | error "
+          "| backward ms (published) | pipetwin | error |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for name, recompute, sp, fwd_ms, bwd_ms in KORTHIKANTI_ROWS:
+        f2, b2 = pass_times_ms(args, 2, recompute, sp, efficiency)
+        f1, b1 = pass_times_ms(args, 1, recompute, sp, efficiency)
+        fwd, bwd = f2 - f1, b2 - b1
+        ef, eb = (fwd - fwd_ms) / fwd_ms, (bwd - bwd_ms) / bwd_ms
+        errors += [("A100 layer", abs(ef)), ("A100 layer", abs(eb))]
+        print("| Korthikanti t.4 | %s | %.1f | %.2f | %+.1f%% | %.1f | %.2f | %+.1f%% |" %
+              (name, fwd_ms, fwd, 100 * ef, bwd_ms, bwd, 100 * eb))
+
+
 # parameters (billions), data-parallel degree, published GB per GPU for stages 1, 2, 3
 ZERO_ROWS = [(7.5, 4, (52.5, 41.3, 30)), (7.5, 16, (35.6, 21.6, 7.5)),
              (7.5, 64, (31.4, 16.6, 1.88)), (128, 4, (896, 704, 512)),
@@ -265,6 +326,8 @@ def main():
                                        tflops, "fitted" if i == 0 else "%+.1f%%" % (100 * error),
                                        step, peak))
 
+    korthikanti_rows(args, a100, errors)
+
     # H100: Megatron-Core MoE, fitted on the first row.
     first = MOE_ROWS[0]
     h100 = bisect(lambda e: moe_mfu(args, first, e)[0], first[6])
@@ -300,7 +363,7 @@ def main():
     memory_rows(args, errors)
 
     print("\nH100: efficiency %.4f, fitted on Mixtral-8x22B, 128 GPUs, batch 256" % h100)
-    for gpu in ("A100", "H100", "H800", "memory"):
+    for gpu in ("A100", "A100 layer", "H100", "H800", "memory"):
         e = [x for g, x in errors if g == gpu]
         print("%s, %d predicted rows: mean |error| %.1f%%, largest %.1f%%" %
               (gpu, len(e), 100 * sum(e) / len(e), 100 * max(e)))

@@ -35,7 +35,10 @@ void apply_activation_recompute(ModelSpec& model, proto::Training::Recompute mod
       layer.transient_bytes_per_sample = layer.attention_stash_bytes_per_sample;
       layer.transient_undivided_bytes_per_sample = 0;
       layer.stash_bytes_per_sample -= layer.attention_stash_bytes_per_sample;
+      // The core's GEMMs (QK^T, the product with V) and its memory-bound kernels (scale,
+      // mask, softmax, dropout) run again, each at its own throughput.
       layer.bwd.flops_per_sample += layer.attention_flops_per_sample;
+      layer.bwd.seconds_per_sample += layer.attention_memory_seconds_per_sample;
     } else {
       layer.transient_bytes_per_sample = layer.stash_bytes_per_sample;
       layer.transient_undivided_bytes_per_sample = layer.tp_undivided_stash_bytes_per_sample;

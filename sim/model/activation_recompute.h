@@ -9,7 +9,8 @@
 namespace pipetwin {
 
 // On every trainable layer with recomputation data (the zoo GPT's blocks):
-//   SELECTIVE: the stash loses attention_stash_bytes; the backward gains attention_flops;
+//   SELECTIVE: the stash loses attention_stash_bytes; the backward gains attention_flops and
+//              the attention core's memory-bound time (attention_memory_seconds);
 //              the backward rebuilds that attention core first (transient).
 //   FULL:      the stash is the checkpoint (kept whole on every tensor-parallel GPU unless
 //              sequence parallelism splits it); the backward gains the forward's cost and its

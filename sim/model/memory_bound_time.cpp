@@ -12,6 +12,8 @@ void add_memory_bound_time(ModelSpec& model, double bytes_per_s, bool sequence_p
     layer.bwd.seconds_per_sample += kBackwardBytesPerForwardByte * divided / bytes_per_s;
     layer.bwd.undivided_seconds_per_sample +=
         kBackwardBytesPerForwardByte * undivided / bytes_per_s;
+    layer.attention_memory_seconds_per_sample =
+        layer.attention_memory_bytes_per_sample / bytes_per_s;
   }
 }
 

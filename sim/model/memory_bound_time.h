@@ -12,7 +12,9 @@ namespace pipetwin {
 // device's memory bandwidth times the fraction memory-bound kernels reach), and twice that
 // to its backward (which reads the saved tensors and the incoming gradient and writes the
 // outgoing one). The tp_undivided part is time every tensor-parallel GPU spends whole,
-// unless sequence parallelism splits it.
+// unless sequence parallelism splits it. Also sets each layer's
+// attention_memory_seconds_per_sample, the part of that forward time selective
+// recomputation runs again.
 void add_memory_bound_time(ModelSpec& model, double bytes_per_s, bool sequence_parallel);
 
 }  // namespace pipetwin

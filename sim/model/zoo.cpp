@@ -72,6 +72,7 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
     layers.back().checkpoint_bytes_per_sample = sd * hd * kHalf;
     layers.back().attention_stash_bytes_per_sample = 5 * ad * sd * sd;
     layers.back().attention_flops_per_sample = 4 * sd * sd * hd;
+    layers.back().attention_memory_bytes_per_sample = 9 * ad * sd * sd;
     // Memory-bound kernels, 16-bit, fused as Megatron-LM fuses them: two layernorms (read
     // and write sh each: 8sh), two bias + dropout + residual adds (read 2 x sh, write sh,
     // a 1-byte mask: 14sh), bias + GeLU on the 4h MLP width (16sh), scale + mask + softmax

@@ -97,6 +97,11 @@ struct ModelLayer {
   double checkpoint_bytes_per_sample = 0;
   double attention_stash_bytes_per_sample = 0;
   double attention_flops_per_sample = 0;
+  // The attention core's memory-bound kernels in one forward (scale, mask, softmax and dropout
+  // over the scores), bytes per sample; and their time at the device's memory-bound bandwidth
+  // (set with the rest of the memory-bound time): what selective recomputation runs again.
+  double attention_memory_bytes_per_sample = 0;
+  double attention_memory_seconds_per_sample = 0;
   double transient_bytes_per_sample = 0;
   double transient_undivided_bytes_per_sample = 0;
   // Memory-bound kernels of one forward (zoo GPT blocks): bytes read and written per sample,

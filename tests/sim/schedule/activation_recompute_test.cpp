@@ -63,6 +63,31 @@ TEST(ActivationRecompute, BlocksKeepTheirInputOrDropTheAttentionCore) {
   }
 }
 
+// With memory-bound kernels timed (model.zoo.memory_efficiency), selective recomputation
+// also runs the attention core's scale, mask, softmax and dropout again: 9as^2 bytes per
+// sample at the memory-bound bandwidth, on top of its 4s^2h FLOPs; full recomputation runs the
+// whole forward again, its memory-bound time included.
+TEST(ActivationRecompute, SelectiveRerunsTheCoresMemoryBoundKernelsAtTheirBandwidth) {
+  const double s = kSeq, a = kHeads;
+  const std::vector<std::string> timed = {"model.zoo.memory_efficiency=0.8",
+                                          "cluster.gpu.memory_bandwidth_gbytes_per_s=2000"};
+  const double bandwidth = 0.8 * 2000e9;
+  const ResolvedScenario none = gpt(2, 4, 1, "NONE", timed);
+  const ResolvedScenario selective = gpt(2, 4, 1, "SELECTIVE", timed);
+  const ResolvedScenario full = gpt(2, 4, 1, "FULL", timed);
+  const double core = 9 * a * s * s / bandwidth;
+  EXPECT_DOUBLE_EQ(block(none).attention_memory_seconds_per_sample, core);
+  EXPECT_DOUBLE_EQ(block(selective).bwd.seconds_per_sample,
+                   block(none).bwd.seconds_per_sample + core);
+  EXPECT_DOUBLE_EQ(block(selective).bwd.flops_per_sample,
+                   block(none).bwd.flops_per_sample + 4 * s * s * kHidden);
+  EXPECT_DOUBLE_EQ(block(full).bwd.seconds_per_sample,
+                   block(none).bwd.seconds_per_sample + block(none).fwd.seconds_per_sample);
+  // Without memory-bound timing (the flat model) nothing but FLOPs is rerun.
+  EXPECT_EQ(block(gpt(2, 4, 1, "SELECTIVE")).bwd.seconds_per_sample,
+            block(gpt(2, 4, 1, "NONE")).bwd.seconds_per_sample);
+}
+
 // Per GPU of a stage of T: the full checkpoint is kept whole, or split by sequence
 // parallelism; the selective stash keeps Korthikanti's sh(10 + 24/T).
 TEST(ActivationRecompute, StashesPerTensorParallelGpuFollowTheFormulas) {
