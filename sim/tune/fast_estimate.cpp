@@ -9,6 +9,7 @@
 #include "sim/network/network_model.h"
 #include "sim/pipeline_pass_costs.h"
 #include "sim/schedule/compute_order.h"
+#include "sim/schedule/dualpipe_order.h"
 #include "sim/schedule/gradient_buckets.h"
 #include "sim/schedule/zero_bubble_auto.h"
 #include "sim/schedule/zero_bubble_order.h"
@@ -68,6 +69,8 @@ ComputeOrder order_of(const ResolvedScenario& setup, const PipelineLayout& layou
           .front()
           .order;
     }
+    case proto::DUALPIPE:
+      return dualpipe_order(K, M);
     default:
       return {};
   }
@@ -141,20 +144,29 @@ struct Reduction {
   int64_t bytes = 0;
 };
 
+// `devices`: those holding the stage's weights in one replica (DualPipe's two copies).
 std::vector<Reduction> reductions_of(const ResolvedScenario& setup, const StageCost& cost,
-                                     const GpuNumbering& gpus, int32_t device) {
+                                     const GpuNumbering& gpus,
+                                     const std::vector<int32_t>& devices) {
   const TrainingSpec& training = setup.training;
   const int32_t E = training.expert_parallel;
   const int64_t experts = E > 1 ? cost.expert_gradient_bytes : 0;
+  const auto group = [&](int32_t step) {
+    std::vector<int32_t> g;
+    for (int32_t d : devices) {
+      const std::vector<int32_t> part =
+          gpus.replica_group(d, 0, step, training.data_parallel, true);
+      g.insert(g.end(), part.begin(), part.end());
+    }
+    return g;
+  };
   std::vector<Reduction> out;
-  const int32_t holders = training.data_parallel * training.context_parallel;
+  const int32_t holders =
+      training.data_parallel * training.context_parallel * static_cast<int32_t>(devices.size());
   if (holders > 1 && cost.gradient_bytes - experts > 0) {
-    out.push_back({gpus.replica_group(device, 0, 1, training.data_parallel, true),
-                   cost.gradient_bytes - experts});
+    out.push_back({group(1), cost.gradient_bytes - experts});
   }
-  if (holders / E > 1 && experts > 0) {
-    out.push_back({gpus.replica_group(device, 0, E, training.data_parallel, true), experts});
-  }
+  if (holders / E > 1 && experts > 0) out.push_back({group(E), experts});
   return out;
 }
 
@@ -169,6 +181,7 @@ bool has_fast_estimate(const ResolvedScenario& setup) {
     case proto::ZB_H2:
     case proto::ZB_V:
     case proto::ZB_AUTO:
+    case proto::DUALPIPE:
       return setup.schedule.stage_replicas.empty();
     default:
       return false;
@@ -183,9 +196,15 @@ std::optional<FastEstimate> estimate_fast(const ResolvedScenario& setup) {
   const GpuNumbering gpus{training.tensor_parallel, training.context_parallel,
                           layout.devices_per_replica};
   const OffloadSpec& offload = setup.schedule.offload;
+  const bool dualpipe = setup.schedule.kind == proto::DUALPIPE;
+  const int32_t stages = setup.schedule.stages;
 
   PipelinePasses passes;
   passes.devices = layout.devices_per_replica;
+  // DeepSeek-V3's F&B chunks: a pass's expert all-to-alls run under the next compute op
+  // (sim/schedule/expert_all_to_all.h).
+  passes.overlap_next_compute = dualpipe && training.expert_parallel > 1;
+  passes.receives_in_production_order = dualpipe;
   std::vector<double> weight_gradient_compute_s(chunks, 0);  // what gradient buckets lead by
   for (int32_t c = 0; c < chunks; ++c) {
     const StageCost& cost = layout.costs[c];
@@ -195,12 +214,20 @@ std::optional<FastEstimate> estimate_fast(const ResolvedScenario& setup) {
     const PassCollectives bwd = pass_collectives(setup, cost, gpus, device, samples, false);
     ChunkPassTimes t;
     t.device = device;
+    // DualPipe's reverse pipeline, chunks K..2K-1, starts anew at chunk K.
+    t.first = c == 0 || (dualpipe && c == stages);
+    t.last = c + 1 == chunks || (dualpipe && c + 1 == stages);
     const double f = cost.fwd.seconds(samples), b = cost.bwd.seconds(samples);
     const double bi = cost.bwd_input.seconds(samples), bw = cost.bwd_weight.seconds(samples);
-    t.fwd_s = f + fwd.extra(f);
-    t.bwd_s = cost.trains ? b + bwd.extra(b) : 0;
-    t.bwd_input_s = cost.trains ? bi + bwd.extra(bi) : 0;
-    t.bwd_weight_s = cost.trains ? bw : 0;
+    t.fwd_s = f;
+    t.fwd_after_s = fwd.extra(f);
+    if (cost.trains) {
+      t.bwd_s = b;
+      t.bwd_after_s = bwd.extra(b);
+      t.bwd_input_s = bi;
+      t.bwd_input_after_s = bwd.extra(bi);
+      t.bwd_weight_s = bw;
+    }
     weight_gradient_compute_s[c] = is_zero_bubble(setup.schedule.kind) ? bw : b;
     const bool offloaded =
         offload.enabled && offload.activations &&
@@ -212,10 +239,10 @@ std::optional<FastEstimate> estimate_fast(const ResolvedScenario& setup) {
     t.weight_stash_bytes = std::llround(
         std::min<int64_t>(whole, std::llround(cost.bwd_weight_stash_bytes_per_sample * samples)) *
         kept);
-    if (c > 0 && layout.stage_device[c - 1] != device) {
+    if (!t.first && layout.stage_device[c - 1] != device) {
       t.fwd_input_bytes = std::llround(layout.costs[c - 1].output_bytes_per_sample * samples);
     }
-    if (c + 1 < chunks && layout.stage_device[c + 1] != device) {
+    if (!t.last && layout.stage_device[c + 1] != device) {
       t.bwd_input_bytes = cost.trains ? std::llround(cost.output_bytes_per_sample * samples) : 0;
       const int32_t next = layout.stage_device[c + 1];
       const double bytes = cost.output_bytes_per_sample * samples;
@@ -233,36 +260,64 @@ std::optional<FastEstimate> estimate_fast(const ResolvedScenario& setup) {
       time_pipeline(order_of(setup, layout), training.microbatches, passes);
 
   // Per device: its chunks' gradient reductions on the data-parallel lane, bucketed under
-  // each chunk's last backward, then its updates in chunk order (ZeRO 1 and 2: the updated
+  // each chunk's last backward, then its updates (ZeRO 1 and 2: the updated
   // weights gathered after each).
   const int32_t zero = training.zero_stage;
   const Collective reduce_kind = zero > 0 ? kProgramReduceScatter : kProgramAllReduce;
   double makespan = 0;
   for (int32_t d = 0; d < layout.devices_per_replica; ++d) {
+    // Its chunks in the order lowering places their updates: by model stage (DualPipe's
+    // copies of a stage are one model stage), the data-parallel lane taking their reductions
+    // in that order (sim/schedule/lowering_compute.cpp).
     std::vector<int32_t> own;
     for (int32_t c = 0; c < chunks; ++c) {
       if (layout.stage_device[c] == d) own.push_back(c);
     }
-    std::vector<int32_t> by_end = own;
-    std::stable_sort(by_end.begin(), by_end.end(), [&](int32_t a, int32_t b) {
-      return timing.last_backward_end_s[a] < timing.last_backward_end_s[b];
+    std::stable_sort(own.begin(), own.end(), [&](int32_t a, int32_t b) {
+      return (dualpipe ? a % stages : a) < (dualpipe ? b % stages : b);
     });
+    // DualPipe's copies of a stage reduce their gradients together, once both are ready.
+    const auto holders = [&](int32_t c) {
+      return dualpipe ? std::vector<int32_t>{c, (c + stages) % chunks} : std::vector<int32_t>{c};
+    };
+    // A reduction split into buckets counts from its backward's compute; one left whole waits
+    // for that backward's collectives too (sim/schedule/gradient_buckets.h).
+    const auto ready_at = [&](int32_t c, double lead_share, bool split) {
+      double ready = 0;
+      for (int32_t x : holders(c)) {
+        ready = std::max(
+            ready, split ? timing.last_backward_end_s[x] - lead_share * weight_gradient_compute_s[x]
+                         : timing.last_backward_ready_s[x]);
+      }
+      return ready;
+    };
+    // The passes that add collectives (tensor, context and expert parallelism, ZeRO) rebuild
+    // the lanes in the order of the compute ops that trigger them: then the reductions go in
+    // the order of their chunks' last backwards (sim/schedule/collective_triggers.h).
+    std::vector<int32_t> reduction_order = own;
+    if (training.tensor_parallel > 1 || training.context_parallel > 1 ||
+        training.expert_parallel > 1 || zero > 0) {
+      std::stable_sort(reduction_order.begin(), reduction_order.end(), [&](int32_t a, int32_t b) {
+        return timing.last_backward_end_s[a] < timing.last_backward_end_s[b];
+      });
+    }
     double lane_free = 0;
     std::vector<double> reduced(chunks, 0);
     std::vector<std::vector<Reduction>> reductions(chunks);
-    for (int32_t c : by_end) {
+    for (int32_t c : reduction_order) {
       const StageCost& cost = layout.costs[c];
-      reductions[c] = reductions_of(setup, cost, gpus, d);
+      std::vector<int32_t> devices;
+      for (int32_t x : holders(c)) devices.push_back(layout.stage_device[x]);
+      reductions[c] = reductions_of(setup, cost, gpus, devices);
       reduced[c] = timing.last_backward_end_s[c];
       for (const Reduction& r : reductions[c]) {
         const int64_t bucket =
             zero > 0 ? std::max(training.grad_bucket_bytes,
                                 cost.gradient_bytes / std::max<int64_t>(1, cost.layers))
                      : training.grad_bucket_bytes;
-        for (const BucketPiece& piece : bucket_pieces(r.bytes, bucket)) {
-          const double ready =
-              timing.last_backward_end_s[c] - piece.lead_share * weight_gradient_compute_s[c];
-          lane_free = std::max(lane_free, ready) +
+        const std::vector<BucketPiece> pieces = bucket_pieces(r.bytes, bucket);
+        for (const BucketPiece& piece : pieces) {
+          lane_free = std::max(lane_free, ready_at(c, piece.lead_share, pieces.size() > 1)) +
                       collective_time(setup, reduce_kind, r.group, piece.bytes, piece.buckets);
         }
         reduced[c] = lane_free;

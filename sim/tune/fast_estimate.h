@@ -10,9 +10,9 @@
 // stash and receive buffer the timed order holds.
 //
 // What it leaves out, the analytic engine has: a transfer holding its sender's send lane and
-// its receiver's recv lane (a rendezvous), the collective lane's queue between the
-// collectives of consecutive passes, ZeRO-2's per-backward scatters beyond their own time,
-// ZB_AUTO's choice among its candidates by the engine, offload's copies. docs/tune.md states
+// its receiver's recv lane (a rendezvous; DualPipe posts its receives in the order their data
+// is produced), ZeRO-2's per-backward scatters beyond their own time, ZB_AUTO's choice among
+// its candidates by the engine, offload's copies. docs/tune.md states
 // the difference measured on the shipped scenarios.
 #pragma once
 
@@ -30,7 +30,8 @@ struct FastEstimate {
 };
 
 // Whether estimate_fast models the scenario's schedule: the synchronous pipelines with equal
-// microbatches (GPipe, 1F1B, interleaved, ZB-H1, ZB-H2, ZB-V, ZB_AUTO), one device per stage.
+// microbatches (GPipe, 1F1B, interleaved, ZB-H1, ZB-H2, ZB-V, ZB_AUTO, DualPipe), one device
+// per stage.
 bool has_fast_estimate(const ResolvedScenario& setup);
 
 // One iteration of a resolved scenario; nullopt where has_fast_estimate is false.

@@ -23,6 +23,19 @@ double pass_seconds(const ChunkPassTimes& c, Op op) {
   }
 }
 
+double collectives_after(const ChunkPassTimes& c, Op op) {
+  switch (op) {
+    case Op::kFwd:
+      return c.fwd_after_s;
+    case Op::kBwd:
+      return c.bwd_after_s;
+    case Op::kBwdInput:
+      return c.bwd_input_after_s;
+    default:
+      return 0;
+  }
+}
+
 // What a pass frees of its chunk's stash when it ends (F frees nothing).
 int64_t stash_freed(const ChunkPassTimes& c, Op op) {
   switch (op) {
@@ -57,17 +70,22 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
   const int32_t devices = passes.devices;
   // End of every F and of every input-gradient backward, per (chunk, microbatch).
   std::vector<double> fwd_end(static_cast<size_t>(chunks) * microbatches, kUnknown);
-  std::vector<double> bwd_end(fwd_end.size(), kUnknown);
+  std::vector<double> bwd_end(fwd_end.size(), kUnknown);       // with its collectives
+  std::vector<double> bwd_computed(fwd_end.size(), kUnknown);  // its compute alone
   const auto at = [&](int32_t c, int32_t m) { return static_cast<size_t>(c) * microbatches + m; };
 
   PipelineTiming timing;
   timing.device_end_s.assign(devices, 0.0);
   timing.last_backward_end_s.assign(chunks, 0.0);
   timing.last_backward_s.assign(chunks, 0.0);
+  timing.last_backward_ready_s.assign(chunks, 0.0);
   timing.peak_activation_bytes.assign(devices, 0);
   std::vector<std::vector<std::pair<double, int64_t>>> events(devices);
   std::vector<size_t> next(devices, 0);
   std::vector<double> recv_free(devices, 0.0);
+  std::vector<double> compute_free(devices, 0.0), collective_free(devices, 0.0);
+  // When the collectives of each device's previous pass, and of the one before, end.
+  std::vector<double> gate_previous(devices, 0.0), gate_before(devices, 0.0);
   // Sweep the devices until none advances: a pass waits for its device and its input.
   for (bool advanced = true; advanced;) {
     advanced = false;
@@ -80,45 +98,57 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
         double transfer = -1;        // the input's transfer from another chunk; -1: none
         int64_t buffer = 0;
         if (a.op == Op::kFwd) {
-          if (c > 0) {
+          if (!chunk.first) {
             sent = input = fwd_end[at(c - 1, m)];
             transfer = passes.forward_transfer_s[c - 1];
           }
           buffer = chunk.fwd_input_bytes;
         } else if (a.op == Op::kBwd || a.op == Op::kBwdInput) {
-          sent = input = c + 1 == chunks ? fwd_end[at(c, m)] : bwd_end[at(c + 1, m)];
-          if (c + 1 < chunks) transfer = passes.backward_transfer_s[c];
+          sent = input = chunk.last ? fwd_end[at(c, m)] : bwd_end[at(c + 1, m)];
+          if (!chunk.last) transfer = passes.backward_transfer_s[c];
           buffer = chunk.bwd_input_bytes;
         } else {
-          input = bwd_end[at(c, m)];  // W after its own B
+          input = bwd_computed[at(c, m)];  // W after its own B's compute
         }
         if (input == kUnknown) break;
         if (buffer > 0 && transfer >= 0) {
           // A device receives its inputs one at a time, in the order it consumes them.
-          sent = std::max(sent, recv_free[d]);
+          if (!passes.receives_in_production_order) sent = std::max(sent, recv_free[d]);
           recv_free[d] = input = sent + transfer;
         } else if (transfer >= 0) {
           input = sent + transfer;
         }
         const double seconds = pass_seconds(chunk, a.op);
-        const double start = std::max(timing.device_end_s[d], input);
-        const double end = start + seconds;
-        timing.device_end_s[d] = end;
+        const double start = std::max({compute_free[d], input, gate_before[d]});
+        const double end = start + seconds;  // its compute
+        double ready = end;                  // and its collectives, which its consumers wait for
+        if (const double after = collectives_after(chunk, a.op); after > 0) {
+          ready = std::max(end, collective_free[d]) + after;
+          collective_free[d] = ready;
+        }
+        compute_free[d] = passes.overlap_next_compute ? end : ready;
+        gate_before[d] = passes.overlap_next_compute ? gate_previous[d] : 0.0;
+        gate_previous[d] = ready;
+        timing.device_end_s[d] = std::max(timing.device_end_s[d], ready);
         if (buffer > 0) {
           events[d].push_back({sent, buffer});
           events[d].push_back({end, -buffer});
         }
         if (a.op == Op::kFwd) {
-          fwd_end[at(c, m)] = end;
+          fwd_end[at(c, m)] = ready;
           if (chunk.stash_bytes > 0) events[d].push_back({start, chunk.stash_bytes});
         } else {
           if (const int64_t freed = stash_freed(chunk, a.op); freed > 0) {
             events[d].push_back({end, -freed});
           }
-          if (a.op != Op::kBwdWeight) bwd_end[at(c, m)] = end;
+          if (a.op != Op::kBwdWeight) {
+            bwd_end[at(c, m)] = ready;
+            bwd_computed[at(c, m)] = end;
+          }
           if (a.op != Op::kBwdInput) {
             timing.last_backward_end_s[c] = end;
             timing.last_backward_s[c] = seconds;
+            timing.last_backward_ready_s[c] = ready;
           }
         }
         advanced = true;

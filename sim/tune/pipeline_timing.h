@@ -15,10 +15,21 @@ namespace pipetwin {
 // Per model chunk (a pipeline stage, or a virtual stage of an interleaved or V schedule).
 struct ChunkPassTimes {
   int32_t device = 0;
+  // Where a pipeline starts and ends: the first chunk reads the batch, the last one computes
+  // the loss. One pipeline has one of each; DualPipe's two have two.
+  bool first = false;
+  bool last = false;
+  // Each pass's compute, and the collectives it triggers on the device's collective lane
+  // (tensor parallelism's all-reduces, expert all-to-alls, what context parallelism's
+  // exchange adds beyond the attention hiding it, ZeRO-3's gathers), which its consumers wait
+  // for.
   double fwd_s = 0;
   double bwd_s = 0;  // a whole backward (Op::kBwd)
   double bwd_input_s = 0;
   double bwd_weight_s = 0;
+  double fwd_after_s = 0;
+  double bwd_after_s = 0;
+  double bwd_input_after_s = 0;
   // Memory (bytes per microbatch, rounded as lowering rounds them): F allocates the stash when
   // it starts, a whole backward frees it when it ends, a split one frees all but the weight
   // gradient's share, which W frees.
@@ -33,15 +44,26 @@ struct ChunkPassTimes {
 
 struct PipelinePasses {
   int32_t devices = 0;
+  // False: a pass's collectives hold its device's next compute op too (Megatron's). True
+  // (DualPipe's F&B overlap): the next op runs under them and the one after it waits.
+  bool overlap_next_compute = false;
+  // False: a device receives its inputs one at a time in the order it consumes them. True
+  // (ZB-V, DualPipe, whose lowering posts receives in the order their data is produced): each
+  // input arrives one transfer after its producer.
+  bool receives_in_production_order = false;
   std::vector<ChunkPassTimes> chunks;
-  std::vector<double> forward_transfer_s;   // cut c -> c+1, chunks - 1 entries
-  std::vector<double> backward_transfer_s;  // cut c+1 -> c
+  // Cut c -> c+1 and back, chunks - 1 entries (unused where chunk c is a pipeline's last).
+  std::vector<double> forward_transfer_s;
+  std::vector<double> backward_transfer_s;
 };
 
 struct PipelineTiming {
-  std::vector<double> device_end_s;         // each device's last pass
-  std::vector<double> last_backward_end_s;  // each chunk's last backward (B, or its last W)
-  std::vector<double> last_backward_s;      // how long that backward ran
+  std::vector<double> device_end_s;  // each device's last pass and its collectives
+  // Each chunk's last weight-gradient pass (B, or its last W): when its compute ends, which is
+  // when gradient buckets count from, and how long that compute ran.
+  std::vector<double> last_backward_end_s;
+  std::vector<double> last_backward_s;
+  std::vector<double> last_backward_ready_s;  // and when its collectives end
   // Per device, the most stash and receive buffers it holds at once (frees first at a tie).
   std::vector<int64_t> peak_activation_bytes;
 };

@@ -108,7 +108,7 @@ TuneSpace default_space(const ResolvedScenario& base) {
   space.schedules = {{proto::ONE_F_ONE_B}, {proto::INTERLEAVED_ONE_F_ONE_B},
                      {proto::ZB_H1},       {proto::ZB_H2},
                      {proto::ZB_V},        {proto::ZB_AUTO, 1},
-                     {proto::ZB_AUTO, 2}};
+                     {proto::ZB_AUTO, 2},  {proto::DUALPIPE}};
   space.recompute = {proto::Training::NONE};
   if (is_transformer(base)) {
     space.recompute = {proto::Training::NONE, proto::Training::SELECTIVE, proto::Training::FULL};
@@ -273,8 +273,9 @@ std::vector<TuneConfig> enumerate_configs(const TuneSpace& space, const Resolved
                       c.stages = pp;
                       c.data_parallel = dp;
                       c.expert_parallel = ep;
-                      // ZB-V and DualPipe place two chunks on every device.
-                      c.virtual_stages = chunks / pp;
+                      // ZB-V's two chunks per device are virtual stages; DualPipe's second
+                      // pipeline is not.
+                      c.virtual_stages = schedule.kind == proto::DUALPIPE ? 1 : chunks / pp;
                       c.microbatches = microbatches;
                       c.schedule = schedule.kind;
                       c.memory_limit_microbatches =

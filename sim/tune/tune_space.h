@@ -38,8 +38,8 @@ struct TuneSpace {
 // context parallelism for sequences of 8K tokens or more (up to one GPU per 4K tokens, 16 at
 // most), pipelines of powers of two up to the model's layers, expert parallelism over the
 // experts' divisors, microbatches of 1 to 8 samples, the schedules with a fast model but
-// GPipe (1F1B takes its time with less memory), recomputation for transformers, every ZeRO
-// stage, no offload. A scenario that offloads keeps its offload.
+// GPipe (1F1B takes its time with less memory), DualPipe included, recomputation for transformers,
+// every ZeRO stage, no offload. A scenario that offloads keeps its offload.
 TuneSpace default_space(const ResolvedScenario& base);
 
 // The --fix names, in the order --help lists them.

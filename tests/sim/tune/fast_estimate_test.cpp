@@ -28,7 +28,7 @@ TunePoint engine(const ResolvedScenario& setup) {
 TEST(FastEstimate, EqualsTheEngineOnOneReplica) {
   int checked = 0;
   for (const char* kind :
-       {"GPIPE", "ONE_F_ONE_B", "INTERLEAVED_ONE_F_ONE_B", "ZB_H1", "ZB_H2", "ZB_V"}) {
+       {"GPIPE", "ONE_F_ONE_B", "INTERLEAVED_ONE_F_ONE_B", "ZB_H1", "ZB_H2", "ZB_V", "DUALPIPE"}) {
     for (int tp : {1, 2}) {
       for (int stages : {2, 4}) {
         const std::string k = kind;
@@ -52,13 +52,14 @@ TEST(FastEstimate, EqualsTheEngineOnOneReplica) {
       }
     }
   }
-  EXPECT_EQ(checked, 24);
+  EXPECT_EQ(checked, 28);  // DualPipe's included
 }
 
 // Gradient buckets over data-parallel replicas, context parallelism's exchanges, expert
 // all-to-alls and ZeRO-3's gathers meet other collectives on the engine's lanes, which the
-// fast evaluator prices each alone: measured, at most 3.3% on the shipped scenarios
-// (docs/tune.md). Memory is exact on every one.
+// fast evaluator prices each alone, and DualPipe posts its receives in the order its data is
+// produced: measured, at most 4.5% on the shipped scenarios (docs/tune.md). Memory is exact
+// on every one.
 TEST(FastEstimate, OnEveryShippedScenarioMemoryIsExactAndTimeWithinItsBound) {
   int modelled = 0;
   for (const std::string& name : testing::shipped_scenario_names()) {
@@ -72,7 +73,7 @@ TEST(FastEstimate, OnEveryShippedScenarioMemoryIsExactAndTimeWithinItsBound) {
     const bool alone = setup.training.data_parallel * setup.training.context_parallel == 1 &&
                        setup.training.expert_parallel == 1 && setup.training.zero_stage == 0;
     EXPECT_NEAR(fast->iteration_time_s, reference.iteration_time_s,
-                (alone ? 1e-6 : 0.04) * reference.iteration_time_s)
+                (alone ? 1e-6 : 0.05) * reference.iteration_time_s)
         << name;
     ++modelled;
   }
