@@ -1,0 +1,141 @@
+#include "sim/tune/replica_passes.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/network/network_model.h"
+
+namespace pipetwin {
+namespace {
+
+// What a pass of `compute_s` waits for beyond its compute on a GPU of its stage.
+struct PassCollectives {
+  double tensor_s = 0, expert_s = 0, context_s = 0, context_lead_share = 0;
+  double gather_first_s = 0, gather_rest_s = 0;  // ZeRO-3
+  double extra(double compute_s) const {
+    return std::max(0.0, context_s - context_lead_share * compute_s) + expert_s + tensor_s +
+           gather_first_s + std::max(0.0, gather_rest_s - compute_s);
+  }
+};
+
+PassCollectives pass_collectives(const ResolvedScenario& setup, const StageCost& cost,
+                                 const GpuNumbering& gpus, int32_t device, double samples,
+                                 bool forward) {
+  const TrainingSpec& training = setup.training;
+  PassCollectives p;
+  if (training.tensor_parallel > 1) {
+    p.tensor_s = collective_time(
+        setup, kProgramAllReduce, gpus.tensor_group(device),
+        (forward ? cost.tp_fwd_bytes_per_sample : cost.tp_bwd_bytes_per_sample) * samples,
+        forward ? cost.tp_fwd_collectives : cost.tp_bwd_collectives);
+  }
+  if (training.expert_parallel > 1) {
+    p.expert_s = collective_time(
+        setup, kProgramAllToAll, gpus.replica_group(device, 0, 1, training.expert_parallel, false),
+        (forward ? cost.ep_fwd_bytes_per_sample : cost.ep_bwd_bytes_per_sample) * samples,
+        forward ? cost.ep_fwd_all_to_alls : cost.ep_bwd_all_to_alls);
+  }
+  if (training.context_parallel > 1 && cost.cp_layers > 0) {
+    const std::vector<int32_t> group = gpus.context_group(device);
+    if (training.context_parallel_algorithm == proto::Training::ULYSSES) {
+      p.context_s = collective_time(setup, kProgramAllToAll, group,
+                                    cost.cp_qkvo_bytes_per_sample * samples, 2 * cost.cp_layers);
+    } else {
+      const double kv = cost.cp_kv_bytes_per_sample * samples;
+      p.context_s = collective_time(setup, kProgramAllGather, group, kv, cost.cp_layers);
+      if (!forward) {
+        p.context_s += collective_time(setup, kProgramReduceScatter, group, kv, cost.cp_layers);
+      }
+      if (training.context_parallel_algorithm == proto::Training::RING) {
+        p.context_lead_share = forward ? cost.cp_fwd_attention_share : cost.cp_bwd_attention_share;
+      }
+    }
+  }
+  if (training.zero_stage == 3 && cost.weight_bytes > 0) {
+    const std::vector<int32_t> group =
+        gpus.replica_group(device, 0, 1, training.data_parallel, true);
+    const double whole = static_cast<double>(cost.gradient_bytes);
+    const double first = whole *
+                         (forward ? cost.first_layer_weight_bytes : cost.last_layer_weight_bytes) /
+                         static_cast<double>(cost.weight_bytes);
+    p.gather_first_s = collective_time(setup, kProgramAllGather, group, first, 1);
+    p.gather_rest_s = collective_time(setup, kProgramAllGather, group, whole - first, 1);
+  }
+  return p;
+}
+
+}  // namespace
+
+double collective_time(const ResolvedScenario& setup, Collective kind,
+                       const std::vector<int32_t>& group, double bytes, int32_t count) {
+  if (group.size() < 2 || bytes <= 0 || count <= 0) return 0;
+  return collective_seconds(setup.cluster, kind, group, std::llround(bytes), count);
+}
+
+PipelinePasses replica_passes(const ResolvedScenario& setup, const PipelineLayout& layout,
+                              const GpuNumbering& gpus) {
+  const TrainingSpec& training = setup.training;
+  const int32_t chunks = static_cast<int32_t>(layout.costs.size());
+  const OffloadSpec& offload = setup.schedule.offload;
+  const bool dualpipe = setup.schedule.kind == proto::DUALPIPE;
+  const int32_t stages = setup.schedule.stages;
+
+  PipelinePasses passes;
+  passes.devices = layout.devices_per_replica;
+  // DeepSeek-V3's F&B chunks: a pass's expert all-to-alls run under the next compute op
+  // (sim/schedule/expert_all_to_all.h).
+  passes.overlap_next_compute = dualpipe && training.expert_parallel > 1;
+  passes.receives_in_production_order = dualpipe;
+  for (int32_t c = 0; c < chunks; ++c) {
+    const StageCost& cost = layout.costs[c];
+    const int32_t device = layout.stage_device[c];
+    const double samples = layout.fwd_ranges[c].front().size();
+    const PassCollectives fwd = pass_collectives(setup, cost, gpus, device, samples, true);
+    const PassCollectives bwd = pass_collectives(setup, cost, gpus, device, samples, false);
+    ChunkPassTimes t;
+    t.device = device;
+    // DualPipe's reverse pipeline, chunks K..2K-1, starts anew at chunk K.
+    t.first = c == 0 || (dualpipe && c == stages);
+    t.last = c + 1 == chunks || (dualpipe && c + 1 == stages);
+    const double f = cost.fwd.seconds(samples), b = cost.bwd.seconds(samples);
+    const double bi = cost.bwd_input.seconds(samples), bw = cost.bwd_weight.seconds(samples);
+    t.fwd_s = f;
+    t.fwd_after_s = fwd.extra(f);
+    if (cost.trains) {
+      t.bwd_s = b;
+      t.bwd_after_s = bwd.extra(b);
+      t.bwd_input_s = bi;
+      t.bwd_input_after_s = bwd.extra(bi);
+      t.bwd_weight_s = bw;
+    }
+    const bool offloaded =
+        offload.enabled && offload.activations &&
+        std::find(offload.stages.begin(), offload.stages.end(), c) != offload.stages.end();
+    const double kept = offloaded ? 1 - offload.fraction : 1.0;
+    // As lowering rounds them (lowering_compute.cpp, lowering_transfers.cpp).
+    const int64_t whole = std::llround(cost.stash_bytes_per_sample * samples);
+    t.stash_bytes = std::llround(whole * kept);
+    t.weight_stash_bytes = std::llround(
+        std::min<int64_t>(whole, std::llround(cost.bwd_weight_stash_bytes_per_sample * samples)) *
+        kept);
+    if (!t.first && layout.stage_device[c - 1] != device) {
+      t.fwd_input_bytes = std::llround(layout.costs[c - 1].output_bytes_per_sample * samples);
+    }
+    if (!t.last && layout.stage_device[c + 1] != device) {
+      t.bwd_input_bytes = cost.trains ? std::llround(cost.output_bytes_per_sample * samples) : 0;
+      const int32_t next = layout.stage_device[c + 1];
+      const double bytes = cost.output_bytes_per_sample * samples;
+      passes.forward_transfer_s.push_back(
+          device_transfer_seconds(setup.cluster, gpus.gpu(device), gpus.gpu(next), bytes));
+      passes.backward_transfer_s.push_back(
+          device_transfer_seconds(setup.cluster, gpus.gpu(next), gpus.gpu(device), bytes));
+    } else if (c + 1 < chunks) {
+      passes.forward_transfer_s.push_back(0);
+      passes.backward_transfer_s.push_back(0);
+    }
+    passes.chunks.push_back(t);
+  }
+  return passes;
+}
+
+}  // namespace pipetwin

@@ -1,0 +1,150 @@
+#include "sim/tune/replica_updates.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/network/network_model.h"
+#include "sim/schedule/gradient_buckets.h"
+#include "sim/tune/replica_passes.h"
+
+namespace pipetwin {
+namespace {
+
+// One reduction of a stage's gradients over the GPUs holding the same weights.
+struct Reduction {
+  std::vector<int32_t> group;
+  int64_t bytes = 0;
+};
+
+// `devices`: those holding the stage's weights in one replica (DualPipe's two copies).
+std::vector<Reduction> reductions_of(const ResolvedScenario& setup, const StageCost& cost,
+                                     const GpuNumbering& gpus,
+                                     const std::vector<int32_t>& devices) {
+  const TrainingSpec& training = setup.training;
+  const int32_t E = training.expert_parallel;
+  const int64_t experts = E > 1 ? cost.expert_gradient_bytes : 0;
+  const auto group = [&](int32_t step) {
+    std::vector<int32_t> g;
+    for (int32_t d : devices) {
+      const std::vector<int32_t> part =
+          gpus.replica_group(d, 0, step, training.data_parallel, true);
+      g.insert(g.end(), part.begin(), part.end());
+    }
+    return g;
+  };
+  std::vector<Reduction> out;
+  const int32_t holders =
+      training.data_parallel * training.context_parallel * static_cast<int32_t>(devices.size());
+  if (holders > 1 && cost.gradient_bytes - experts > 0) {
+    out.push_back({group(1), cost.gradient_bytes - experts});
+  }
+  if (holders / E > 1 && experts > 0) out.push_back({group(E), experts});
+  return out;
+}
+
+}  // namespace
+
+double replica_updates_end(const ResolvedScenario& setup, const PipelineLayout& layout,
+                           const GpuNumbering& gpus, const PipelinePasses& passes,
+                           const PipelineTiming& timing) {
+  const TrainingSpec& training = setup.training;
+  const int32_t chunks = static_cast<int32_t>(layout.costs.size());
+  const bool dualpipe = setup.schedule.kind == proto::DUALPIPE;
+  const int32_t stages = setup.schedule.stages;
+  // What gradient buckets lead by: the compute of the pass that produces the weight gradients.
+  const auto weight_gradient_compute_s = [&](int32_t c) {
+    return is_zero_bubble(setup.schedule.kind) ? passes.chunks[c].bwd_weight_s
+                                               : passes.chunks[c].bwd_s;
+  };
+  // Per device: its chunks' gradient reductions on the data-parallel lane, bucketed under
+  // each chunk's last backward, then its updates (ZeRO 1 and 2: the updated
+  // weights gathered after each).
+  const int32_t zero = training.zero_stage;
+  const Collective reduce_kind = zero > 0 ? kProgramReduceScatter : kProgramAllReduce;
+  double makespan = 0;
+  for (int32_t d = 0; d < layout.devices_per_replica; ++d) {
+    // Its chunks in the order lowering places their updates: by model stage (DualPipe's
+    // copies of a stage are one model stage), the data-parallel lane taking their reductions
+    // in that order (sim/schedule/lowering_compute.cpp).
+    std::vector<int32_t> own;
+    for (int32_t c = 0; c < chunks; ++c) {
+      if (layout.stage_device[c] == d) own.push_back(c);
+    }
+    std::stable_sort(own.begin(), own.end(), [&](int32_t a, int32_t b) {
+      return (dualpipe ? a % stages : a) < (dualpipe ? b % stages : b);
+    });
+    // DualPipe's copies of a stage reduce their gradients together, once both are ready.
+    const auto holders = [&](int32_t c) {
+      return dualpipe ? std::vector<int32_t>{c, (c + stages) % chunks} : std::vector<int32_t>{c};
+    };
+    // A reduction split into buckets counts from its backward's compute; one left whole waits
+    // for that backward's collectives too (sim/schedule/gradient_buckets.h).
+    const auto ready_at = [&](int32_t c, double lead_share, bool split) {
+      double ready = 0;
+      for (int32_t x : holders(c)) {
+        ready = std::max(
+            ready, split ? timing.last_backward_end_s[x] - lead_share * weight_gradient_compute_s(x)
+                         : timing.last_backward_ready_s[x]);
+      }
+      return ready;
+    };
+    // The passes that add collectives (tensor, context and expert parallelism, ZeRO) rebuild
+    // the lanes in the order of the compute ops that trigger them: then the reductions go in
+    // the order of their chunks' last backwards (sim/schedule/collective_triggers.h).
+    std::vector<int32_t> reduction_order = own;
+    if (training.tensor_parallel > 1 || training.context_parallel > 1 ||
+        training.expert_parallel > 1 || zero > 0) {
+      std::stable_sort(reduction_order.begin(), reduction_order.end(), [&](int32_t a, int32_t b) {
+        return timing.last_backward_end_s[a] < timing.last_backward_end_s[b];
+      });
+    }
+    double lane_free = 0;
+    std::vector<double> reduced(chunks, 0);
+    std::vector<std::vector<Reduction>> reductions(chunks);
+    for (int32_t c : reduction_order) {
+      const StageCost& cost = layout.costs[c];
+      std::vector<int32_t> devices;
+      for (int32_t x : holders(c)) devices.push_back(layout.stage_device[x]);
+      reductions[c] = reductions_of(setup, cost, gpus, devices);
+      reduced[c] = timing.last_backward_end_s[c];
+      for (const Reduction& r : reductions[c]) {
+        const int64_t bucket =
+            zero > 0 ? std::max(training.grad_bucket_bytes,
+                                cost.gradient_bytes / std::max<int64_t>(1, cost.layers))
+                     : training.grad_bucket_bytes;
+        const std::vector<BucketPiece> pieces = bucket_pieces(r.bytes, bucket);
+        for (const BucketPiece& piece : pieces) {
+          lane_free = std::max(lane_free, ready_at(c, piece.lead_share, pieces.size() > 1)) +
+                      collective_time(setup, reduce_kind, r.group, piece.bytes, piece.buckets);
+        }
+        reduced[c] = lane_free;
+      }
+    }
+    double t = timing.device_end_s[d];
+    for (int32_t c : own) {
+      const StageCost& cost = layout.costs[c];
+      double saved = 0;
+      if (zero > 0) {
+        for (const Reduction& r : reductions[c]) {
+          saved += r.bytes * (1 - 1.0 / static_cast<double>(r.group.size()));
+        }
+      }
+      const double whole = static_cast<double>(cost.gradient_bytes);
+      const double share = whole > 0 ? std::max(0.0, 1 - saved / whole) : 1.0;
+      t = std::max(t, reduced[c]) + cost.optim_s * share;
+      makespan = std::max(makespan, t);
+      if (zero == 1 || zero == 2) {
+        for (const Reduction& r : reductions[c]) {
+          lane_free = std::max(lane_free, t) +
+                      collective_time(setup, kProgramAllGather, r.group, r.bytes, 1);
+          makespan = std::max(makespan, lane_free);
+        }
+      }
+    }
+    makespan = std::max(makespan, lane_free);
+  }
+
+  return makespan;
+}
+
+}  // namespace pipetwin
