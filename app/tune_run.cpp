@@ -15,15 +15,25 @@ TuneRun run_tune(const LoadedScenario& loaded, const TuneRunOptions& options) {
   TuneRun run;
   run.scenario = loaded.scenario.name();
   run.result = tune(loaded, options.search);
-  const size_t count = std::min<size_t>(options.simgrid, run.result.refined.size());
-  run.simgrid.resize(count);
+  // The engine's best that SimGrid can hold (its actors cost more than the analytic engine's
+  // state), in order.
+  std::vector<TuneConfig> chosen;
+  for (const TunePoint& p : run.result.refined) {
+    if (chosen.size() == static_cast<size_t>(options.simgrid)) break;
+    std::string reason;
+    const std::optional<ResolvedScenario> setup = apply_config(loaded, p.config, reason);
+    if (setup && fits_engine(*setup, Evaluator::kSimgrid, options.search.limits)) {
+      chosen.push_back(p.config);
+    }
+  }
+  run.simgrid.resize(chosen.size());
   run_in_children(
-      count, available_cpus(),
+      chosen.size(), available_cpus(),
       [&](size_t i) {
         std::string reason;
-        const TuneConfig& config = run.result.refined[i].config;
-        const std::optional<ResolvedScenario> setup = apply_config(loaded, config, reason);
-        const TunePoint p = simulate_config(*setup, config, Evaluator::kSimgrid);
+        const std::optional<ResolvedScenario> setup = apply_config(loaded, chosen[i], reason);
+        const TunePoint p =
+            simulate_config(*setup, chosen[i], Evaluator::kSimgrid, options.search.limits);
         std::ostringstream out;
         out.precision(17);
         out << p.iteration_time_s << ' ' << p.throughput_samples_per_s << ' '
@@ -32,11 +42,11 @@ TuneRun run_tune(const LoadedScenario& loaded, const TuneRunOptions& options) {
       },
       [&](size_t i, ChildExit exit) {
         if (!exit.exited_cleanly()) {
-          throw RuntimeFailure("tune: SimGrid on " + config_name(run.result.refined[i].config) +
-                               " " + describe_child_exit(exit.wait_status));
+          throw RuntimeFailure("tune: SimGrid on " + config_name(chosen[i]) + " " +
+                               describe_child_exit(exit.wait_status));
         }
         TunePoint& p = run.simgrid[i];
-        p.config = run.result.refined[i].config;
+        p.config = chosen[i];
         p.evaluator = Evaluator::kSimgrid;
         std::istringstream in(exit.output);
         in >> p.iteration_time_s >> p.throughput_samples_per_s >> p.peak_memory_bytes;

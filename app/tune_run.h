@@ -15,13 +15,14 @@ namespace pipetwin {
 
 struct TuneRunOptions {
   TuneOptions search;
-  int32_t simgrid = 0;  // how many of the engine's best SimGrid also simulates
+  // How many of the engine's best SimGrid also simulates (the first that fit its limits).
+  int32_t simgrid = 0;
 };
 
 struct TuneRun {
   std::string scenario;  // its name
   TuneResult result;
-  std::vector<TunePoint> simgrid;  // the same configurations as refined[0 .. simgrid)
+  std::vector<TunePoint> simgrid;  // in the order of refined
   double wall_s = 0;
 };
 

@@ -1,5 +1,6 @@
 // `pipetwin tune [SCENARIO] [--fix FIELD=VALUE[,VALUE...]]... [--max-memory GIB]
-//                [--refine K] [--simgrid N] [-j N] [--set PATH=VALUE]... [--json]
+//                [--refine K] [--simgrid N] [--max-instructions N] [-j N] [--set PATH=VALUE]...
+//                [--json]
 //                [--write-scenario FILE] [--report FILE.html]`
 //
 // Searches the configuration of the scenario's model, cluster and global batch
@@ -14,6 +15,7 @@
 #include "cli/cli_app.h"
 #include "report/html_page.h"
 #include "report/tune_page.h"
+#include "sim/resource_limits.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/tune/tune_space.h"
 
@@ -28,6 +30,7 @@ struct TuneArgs {
   int32_t refine = 10;
   int32_t simgrid = 0;
   int32_t jobs = 0;
+  int64_t max_instructions = ResourceLimits{}.max_instructions;
   bool json = false;
   std::string write_scenario;
   std::string report_path;
@@ -41,6 +44,7 @@ void run(const TuneArgs& args) {
   options.search.max_memory_bytes = args.max_memory_gib * 1024.0 * 1024.0 * 1024.0;
   options.search.refine = args.refine;
   options.search.workers = args.jobs;
+  options.search.limits.max_instructions = args.max_instructions;
   options.simgrid = args.simgrid;
   const TuneRun run = run_tune(loaded, options);
   if (!args.write_scenario.empty()) write_best_scenario(loaded, run, args.write_scenario);
@@ -89,6 +93,11 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("-j,--jobs", args->jobs,
                   "processes for the fast evaluation (default: the number of CPUs)")
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--max-instructions", args->max_instructions,
+                  "simulate no configuration whose Program would be larger (the scenario's "
+                  "own must fit)")
+      ->default_val(args->max_instructions)
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--json", args->json, "print one JSON object instead of the summary");
   cmd->add_option("--write-scenario", args->write_scenario,
                   "write the scenario with the best configuration applied");

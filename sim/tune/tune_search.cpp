@@ -58,7 +58,8 @@ double smallest_gpu_memory(const ResolvedScenario& setup) {
 
 // The fast evaluator's verdict on one configuration, as one line a worker process sends back:
 // "ok SECONDS BYTES" or "skip REASON".
-std::string evaluate_line(const LoadedScenario& loaded, const TuneConfig& config) {
+std::string evaluate_line(const LoadedScenario& loaded, const TuneConfig& config,
+                          const ResourceLimits& limits) {
   std::string reason;
   try {
     const std::optional<ResolvedScenario> setup = apply_config(loaded, config, reason);
@@ -68,7 +69,10 @@ std::string evaluate_line(const LoadedScenario& loaded, const TuneConfig& config
     if (const std::optional<FastEstimate> fast = estimate_fast(*setup)) {
       out << "ok " << fast->iteration_time_s << ' ' << fast->peak_memory_bytes;
     } else {  // a schedule without a fast model: the engine times it
-      const TunePoint p = simulate_config(*setup, config, Evaluator::kAnalytic);
+      if (!fits_engine(*setup, Evaluator::kAnalytic, limits)) {
+        return std::string("skip ") + kTooLargeForTheEngine;
+      }
+      const TunePoint p = simulate_config(*setup, config, Evaluator::kAnalytic, limits);
       out << "engine " << p.iteration_time_s << ' ' << p.peak_memory_bytes;
     }
     return out.str();
@@ -102,12 +106,13 @@ Verdict parse_verdict(const std::string& line) {
 
 // Each configuration's verdict, computed by `workers` child processes over interleaved shares.
 std::vector<Verdict> evaluate_all(const LoadedScenario& loaded,
-                                  const std::vector<TuneConfig>& configs, int32_t workers) {
+                                  const std::vector<TuneConfig>& configs, int32_t workers,
+                                  const ResourceLimits& limits) {
   std::vector<Verdict> verdicts(configs.size());
   const size_t shares = std::max<size_t>(1, std::min<size_t>(workers, configs.size()));
   if (shares == 1) {
     for (size_t i = 0; i < configs.size(); ++i) {
-      verdicts[i] = parse_verdict(evaluate_line(loaded, configs[i]));
+      verdicts[i] = parse_verdict(evaluate_line(loaded, configs[i], limits));
     }
     return verdicts;
   }
@@ -116,7 +121,7 @@ std::vector<Verdict> evaluate_all(const LoadedScenario& loaded,
       [&](size_t share) {
         std::string out;
         for (size_t i = share; i < configs.size(); i += shares) {
-          out += evaluate_line(loaded, configs[i]);
+          out += evaluate_line(loaded, configs[i], limits);
           out += '\n';
         }
         return out;
@@ -176,9 +181,15 @@ std::optional<ResolvedScenario> apply_config(const LoadedScenario& loaded, const
   }
 }
 
+bool fits_engine(const ResolvedScenario& setup, Evaluator evaluator, const ResourceLimits& limits) {
+  const Engine engine = evaluator == Evaluator::kSimgrid ? Engine::kSimgrid : Engine::kAnalytic;
+  return within_limits(estimate_program_size(setup, {engine, false}), limits);
+}
+
 TunePoint simulate_config(const ResolvedScenario& setup, const TuneConfig& config,
-                          Evaluator evaluator) {
+                          Evaluator evaluator, const ResourceLimits& limits) {
   SimulationOptions options;
+  options.limits = limits;
   options.engine = evaluator == Evaluator::kSimgrid ? Engine::kSimgrid : Engine::kAnalytic;
   options.timeline = false;
   options.allow_oom = true;
@@ -203,7 +214,7 @@ TuneResult tune(const LoadedScenario& loaded, const TuneOptions& options) {
       options.max_memory_bytes > 0 ? options.max_memory_bytes : smallest_gpu_memory(base);
   const std::vector<TuneConfig> configs = enumerate_configs(space, base, result.skipped);
   const int32_t workers = options.workers > 0 ? options.workers : available_cpus();
-  const std::vector<Verdict> verdicts = evaluate_all(loaded, configs, workers);
+  const std::vector<Verdict> verdicts = evaluate_all(loaded, configs, workers, options.limits);
 
   std::vector<TunePoint> within;
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -237,11 +248,16 @@ TuneResult tune(const LoadedScenario& loaded, const TuneOptions& options) {
     }
     std::string reason;
     const std::optional<ResolvedScenario> setup = apply_config(loaded, within[i].config, reason);
-    result.refined.push_back(simulate_config(*setup, within[i].config, Evaluator::kAnalytic));
+    if (!fits_engine(*setup, Evaluator::kAnalytic, options.limits)) {
+      result.skipped[kTooLargeForTheEngine] += 1;
+      continue;
+    }
+    result.refined.push_back(
+        simulate_config(*setup, within[i].config, Evaluator::kAnalytic, options.limits));
   }
   // The scenario's own configuration is always among them: the best is never slower.
   const TuneConfig own = config_of(base);
-  result.own = simulate_config(base, own, Evaluator::kAnalytic);
+  result.own = simulate_config(base, own, Evaluator::kAnalytic, options.limits);
   if (std::none_of(result.refined.begin(), result.refined.end(),
                    [&](const TunePoint& p) { return p.config == own; })) {
     result.refined.push_back(result.own);

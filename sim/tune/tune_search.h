@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/resource_limits.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/spec/resolved_scenario.h"
 #include "sim/tune/tune_config.h"
@@ -22,6 +23,9 @@ struct TuneOptions {
   double max_memory_bytes = 0;     // 0: the smallest GPU's memory
   int32_t refine = 10;             // how many of the fast evaluator's best the engine simulates
   int32_t workers = 0;             // processes for the fast evaluation; 0: this process's CPUs
+  // The engine's limits: a configuration whose Program would be larger is not simulated (it
+  // is skipped with that reason); the scenario's own must fit.
+  ResourceLimits limits;
 };
 
 enum class Evaluator { kFast, kAnalytic, kSimgrid };
@@ -56,7 +60,14 @@ std::optional<ResolvedScenario> apply_config(const LoadedScenario& loaded, const
 
 // One configuration with the analytic engine: its iteration time and its peak memory.
 TunePoint simulate_config(const ResolvedScenario& setup, const TuneConfig& config,
-                          Evaluator evaluator);
+                          Evaluator evaluator, const ResourceLimits& limits = {});
+
+// Whether `evaluator` may simulate `setup` within `limits` (sim/resource_limits.h).
+bool fits_engine(const ResolvedScenario& setup, Evaluator evaluator, const ResourceLimits& limits);
+
+// The reason counted for a configuration fits_engine refuses.
+inline constexpr const char* kTooLargeForTheEngine =
+    "too large to simulate whole (--max-instructions, or the machine's memory)";
 
 // The search. Throws InputError for a bad --fix or limit.
 TuneResult tune(const LoadedScenario& loaded, const TuneOptions& options);

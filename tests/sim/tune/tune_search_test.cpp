@@ -108,6 +108,29 @@ TEST(TuneSearch, TheBestIsNeverSlowerThanTheScenariosOwn) {
   EXPECT_EQ(r.own_fast->peak_memory_bytes, r.own.peak_memory_bytes);
 }
 
+// A configuration whose Program would exceed the engine's limits is skipped with its reason,
+// never simulated: the search goes on to the next.
+TEST(TuneSearch, ConfigurationsTooLargeToSimulateAreSkipped) {
+  const LoadedScenario loaded = shipped("gpt-8gpu-1f1b");
+  ResolvedScenario own = resolve_scenario(loaded);
+  own.training.iterations = 1;
+  TuneOptions options;
+  options.fixes = {"microbatch_size=1,2", "training.zero_stage=0"};
+  options.refine = 5;
+  options.limits.max_instructions =
+      static_cast<int64_t>(estimate_program_size(own, {Engine::kAnalytic, false}).instructions);
+  const TuneResult r = tune(loaded, options);
+  EXPECT_GT(r.skipped.at(kTooLargeForTheEngine), 0);
+  ASSERT_TRUE(r.best.has_value());
+  for (const TunePoint& p : r.refined) {
+    std::string reason;
+    const std::optional<ResolvedScenario> setup = apply_config(loaded, p.config, reason);
+    EXPECT_TRUE(p.config == r.own.config ||
+                fits_engine(*setup, Evaluator::kAnalytic, options.limits))
+        << config_name(p.config);
+  }
+}
+
 TEST(TuneSearch, FixRejectsUnknownFieldsAndValues) {
   ResolvedScenario base = resolve_scenario(shipped("gpt-8gpu-1f1b"));
   TuneSpace space = default_space(base);
