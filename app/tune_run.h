@@ -16,7 +16,7 @@ namespace pipetwin {
 struct TuneRunOptions {
   TuneOptions search;
   // How many of the engine's best SimGrid also simulates (the first that fit its limits).
-  int32_t simgrid = 0;
+  int32_t simgrid = 2;
 };
 
 struct TuneRun {

@@ -32,7 +32,7 @@ def main():
     in_top10 = 0
     for name in SCENARIOS:
         out = subprocess.run(
-            [args.binary, "tune", f"scenarios/{name}.textproto", "--json", "--refine",
+            [args.binary, "tune", f"scenarios/{name}.textproto", "--json", "--simgrid", "0", "--refine",
              str(args.refine)], check=True, capture_output=True, text=True).stdout
         r = json.loads(out)
         best = r["best"]

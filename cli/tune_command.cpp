@@ -28,7 +28,7 @@ struct TuneArgs {
   std::vector<std::string> overrides;
   double max_memory_gib = 0;
   int32_t refine = 10;
-  int32_t simgrid = 0;
+  int32_t simgrid = 2;
   int32_t jobs = 0;
   int64_t max_instructions = ResourceLimits{}.max_instructions;
   bool json = false;

@@ -143,7 +143,7 @@ void bind_studies(py::module_& m) {
         "Searches a plan of unequal microbatches (UMPIPE) as `pipetwin plan --search umpipe "
         "--json` does, and returns its object.");
   m.def("tune", &tune, py::arg("scenario"), py::arg("fix") = std::vector<std::string>{},
-        py::arg("max_memory_gib") = 0.0, py::arg("refine") = 10, py::arg("simgrid") = 0,
+        py::arg("max_memory_gib") = 0.0, py::arg("refine") = 10, py::arg("simgrid") = 2,
         py::arg("jobs") = 0, py::arg("write_scenario") = "",
         "Searches the fastest configuration within the memory limit (0: the GPU's) as "
         "`pipetwin tune --json` does, `fix` pinning choices (['schedule.kind=ZB_H1', ...]), and "
