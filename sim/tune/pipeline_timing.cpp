@@ -36,6 +36,19 @@ double collectives_after(const ChunkPassTimes& c, Op op) {
   }
 }
 
+// ZeRO-3's gathers of the weights a pass needs: its first layer, then the others.
+std::pair<double, double> gathers_of(const ChunkPassTimes& c, Op op) {
+  switch (op) {
+    case Op::kFwd:
+      return {c.fwd_gather_first_s, c.fwd_gather_rest_s};
+    case Op::kBwd:
+    case Op::kBwdInput:
+      return {c.bwd_gather_first_s, c.bwd_gather_rest_s};
+    default:
+      return {0, 0};
+  }
+}
+
 // What a pass frees of its chunk's stash when it ends (F frees nothing).
 int64_t stash_freed(const ChunkPassTimes& c, Op op) {
   switch (op) {
@@ -86,6 +99,30 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
   std::vector<double> compute_free(devices, 0.0), collective_free(devices, 0.0);
   // When the collectives of each device's previous pass, and of the one before, end.
   std::vector<double> gate_previous(devices, 0.0), gate_before(devices, 0.0);
+  // The data-parallel lane: where it is free, and when the gathers of each device's next pass
+  // end (its first layer, and the rest).
+  timing.data_parallel_free_s.assign(devices, 0.0);
+  timing.last_scatter_end_s.assign(chunks, 0.0);
+  std::vector<double> gathered_first(devices, 0.0), gathered_rest(devices, 0.0);
+  // The gathers of the pass at `index` of device d's order: its first layer, issued when the
+  // op before it ends; its other layers, after what the lane holds by then.
+  const auto gather_first_of = [&](int32_t d, size_t index, double issued) {
+    gathered_first[d] = gathered_rest[d] = 0;
+    if (index >= order[d].size()) return;
+    const ComputeAction& n = order[d][index];
+    double& lane = timing.data_parallel_free_s[d];
+    if (const double first = gathers_of(passes.chunks[n.stage], n.op).first; first > 0) {
+      gathered_first[d] = lane = std::max(lane, issued) + first;
+    }
+  };
+  const auto gather_rest_of = [&](int32_t d, size_t index) {
+    if (index >= order[d].size()) return;
+    const ComputeAction& n = order[d][index];
+    double& lane = timing.data_parallel_free_s[d];
+    if (const double rest = gathers_of(passes.chunks[n.stage], n.op).second; rest > 0) {
+      gathered_rest[d] = lane = lane + rest;
+    }
+  };
   // Sweep the devices until none advances: a pass waits for its device and its input.
   for (bool advanced = true; advanced;) {
     advanced = false;
@@ -119,13 +156,29 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
           input = sent + transfer;
         }
         const double seconds = pass_seconds(chunk, a.op);
-        const double start = std::max({compute_free[d], input, gate_before[d]});
+        if (next[d] == 0) {  // the first pass's gathers are issued at the start
+          gather_first_of(d, 0, 0.0);
+          gather_rest_of(d, 0);
+        }
+        const double start = std::max({compute_free[d], input, gate_before[d], gathered_first[d]});
         const double end = start + seconds;  // its compute
         double ready = end;                  // and its collectives, which its consumers wait for
         if (const double after = collectives_after(chunk, a.op); after > 0) {
           ready = std::max(end, collective_free[d]) + after;
           collective_free[d] = ready;
         }
+        ready = std::max(ready, gathered_rest[d]);
+        // After its compute, on the data-parallel lane: the next pass's first layer, this
+        // pass's reduce-scatter, the next pass's other layers.
+        gather_first_of(d, next[d] + 1, end);
+        if (a.op == Op::kBwd || a.op == Op::kBwdWeight) {
+          double& lane = timing.data_parallel_free_s[d];
+          for (const auto& [lead, piece] : chunk.scatter_pieces) {
+            lane = std::max(lane, end - lead * seconds) + piece;
+          }
+          if (!chunk.scatter_pieces.empty()) timing.last_scatter_end_s[c] = lane;
+        }
+        gather_rest_of(d, next[d] + 1);
         compute_free[d] = passes.overlap_next_compute ? end : ready;
         gate_before[d] = passes.overlap_next_compute ? gate_previous[d] : 0.0;
         gate_previous[d] = ready;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "sim/schedule/compute_order.h"
@@ -40,6 +41,18 @@ struct ChunkPassTimes {
   // (its producer's end) until the pass ends, as the memory curve holds a RECV's payload.
   int64_t fwd_input_bytes = 0;
   int64_t bwd_input_bytes = 0;
+  // Sharded data parallelism (ZeRO) on the device's data-parallel lane, which takes them in
+  // the order of the compute ops that trigger them (sim/schedule/sharded_data_parallel.h):
+  // stage 3 gathers a pass's first layer when the op before it ends (the pass waits for it)
+  // and then its other layers (the pass's consumers wait for them), for the forward and for
+  // the backward that needs the weights; stages 2 and 3 reduce-scatter the gradients of every
+  // pass that computes them, in buckets that start under it (lead as a share of the pass's
+  // compute, seconds).
+  double fwd_gather_first_s = 0;
+  double fwd_gather_rest_s = 0;
+  double bwd_gather_first_s = 0;
+  double bwd_gather_rest_s = 0;
+  std::vector<std::pair<double, double>> scatter_pieces;
 };
 
 struct PipelinePasses {
@@ -64,6 +77,10 @@ struct PipelineTiming {
   std::vector<double> last_backward_end_s;
   std::vector<double> last_backward_s;
   std::vector<double> last_backward_ready_s;  // and when its collectives end
+  // ZeRO 2 and 3: when each chunk's last reduce-scatter ends, and each device's data-parallel
+  // lane after the passes.
+  std::vector<double> last_scatter_end_s;
+  std::vector<double> data_parallel_free_s;
   // Per device, the most stash and receive buffers it holds at once (frees first at a tie).
   std::vector<int64_t> peak_activation_bytes;
 };

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "sim/network/network_model.h"
+#include "sim/schedule/gradient_buckets.h"
+#include "sim/tune/gradient_reductions.h"
 
 namespace pipetwin {
 namespace {
@@ -11,10 +13,8 @@ namespace {
 // What a pass of `compute_s` waits for beyond its compute on a GPU of its stage.
 struct PassCollectives {
   double tensor_s = 0, expert_s = 0, context_s = 0, context_lead_share = 0;
-  double gather_first_s = 0, gather_rest_s = 0;  // ZeRO-3
   double extra(double compute_s) const {
-    return std::max(0.0, context_s - context_lead_share * compute_s) + expert_s + tensor_s +
-           gather_first_s + std::max(0.0, gather_rest_s - compute_s);
+    return std::max(0.0, context_s - context_lead_share * compute_s) + expert_s + tensor_s;
   }
 };
 
@@ -51,17 +51,44 @@ PassCollectives pass_collectives(const ResolvedScenario& setup, const StageCost&
       }
     }
   }
-  if (training.zero_stage == 3 && cost.weight_bytes > 0) {
-    const std::vector<int32_t> group =
-        gpus.replica_group(device, 0, 1, training.data_parallel, true);
-    const double whole = static_cast<double>(cost.gradient_bytes);
-    const double first = whole *
-                         (forward ? cost.first_layer_weight_bytes : cost.last_layer_weight_bytes) /
-                         static_cast<double>(cost.weight_bytes);
-    p.gather_first_s = collective_time(setup, kProgramAllGather, group, first, 1);
-    p.gather_rest_s = collective_time(setup, kProgramAllGather, group, whole - first, 1);
-  }
   return p;
+}
+
+// ZeRO on the data-parallel lane (sim/schedule/sharded_data_parallel.h): over each of the
+// stage's reductions, stage 3's gathers of a pass's first layer and of the rest, and stages 2
+// and 3's reduce-scatter after every pass that computes weight gradients, in buckets no finer
+// than a layer's gradients (sim/schedule/gradient_buckets.h).
+void add_sharded_data_parallel(const ResolvedScenario& setup, const StageCost& cost,
+                               const GpuNumbering& gpus, int32_t device, ChunkPassTimes& t) {
+  const TrainingSpec& training = setup.training;
+  if (training.zero_stage < 2) return;
+  for (const Reduction& r : reductions_of(setup, cost, gpus, {device})) {
+    if (training.zero_stage == 3 && cost.weight_bytes > 0) {
+      const auto gathers = [&](int64_t first_layer, double& first_s, double& rest_s) {
+        const int64_t head = std::llround(static_cast<double>(r.bytes) * first_layer /
+                                          static_cast<double>(cost.weight_bytes));
+        first_s += collective_time(setup, kProgramAllGather, r.group, head, 1);
+        if (cost.layers > 1) {
+          rest_s +=
+              collective_time(setup, kProgramAllGather, r.group, r.bytes - head, cost.layers - 1);
+        }
+      };
+      gathers(cost.first_layer_weight_bytes, t.fwd_gather_first_s, t.fwd_gather_rest_s);
+      if (cost.trains) {
+        gathers(cost.last_layer_weight_bytes, t.bwd_gather_first_s, t.bwd_gather_rest_s);
+      }
+    }
+    if (!cost.trains) continue;
+    const int64_t bucket = training.grad_bucket_bytes > 0
+                               ? std::max(training.grad_bucket_bytes,
+                                          cost.gradient_bytes / std::max<int64_t>(1, cost.layers))
+                               : 0;
+    for (const BucketPiece& piece : bucket_pieces(r.bytes, bucket)) {
+      t.scatter_pieces.push_back(
+          {piece.lead_share,
+           collective_time(setup, kProgramReduceScatter, r.group, piece.bytes, piece.buckets)});
+    }
+  }
 }
 
 }  // namespace
@@ -108,6 +135,7 @@ PipelinePasses replica_passes(const ResolvedScenario& setup, const PipelineLayou
       t.bwd_input_after_s = bwd.extra(bi);
       t.bwd_weight_s = bw;
     }
+    add_sharded_data_parallel(setup, cost, gpus, device, t);
     const bool offloaded =
         offload.enabled && offload.activations &&
         std::find(offload.stages.begin(), offload.stages.end(), c) != offload.stages.end();

@@ -5,44 +5,10 @@
 
 #include "sim/network/network_model.h"
 #include "sim/schedule/gradient_buckets.h"
+#include "sim/tune/gradient_reductions.h"
 #include "sim/tune/replica_passes.h"
 
 namespace pipetwin {
-namespace {
-
-// One reduction of a stage's gradients over the GPUs holding the same weights.
-struct Reduction {
-  std::vector<int32_t> group;
-  int64_t bytes = 0;
-};
-
-// `devices`: those holding the stage's weights in one replica (DualPipe's two copies).
-std::vector<Reduction> reductions_of(const ResolvedScenario& setup, const StageCost& cost,
-                                     const GpuNumbering& gpus,
-                                     const std::vector<int32_t>& devices) {
-  const TrainingSpec& training = setup.training;
-  const int32_t E = training.expert_parallel;
-  const int64_t experts = E > 1 ? cost.expert_gradient_bytes : 0;
-  const auto group = [&](int32_t step) {
-    std::vector<int32_t> g;
-    for (int32_t d : devices) {
-      const std::vector<int32_t> part =
-          gpus.replica_group(d, 0, step, training.data_parallel, true);
-      g.insert(g.end(), part.begin(), part.end());
-    }
-    return g;
-  };
-  std::vector<Reduction> out;
-  const int32_t holders =
-      training.data_parallel * training.context_parallel * static_cast<int32_t>(devices.size());
-  if (holders > 1 && cost.gradient_bytes - experts > 0) {
-    out.push_back({group(1), cost.gradient_bytes - experts});
-  }
-  if (holders / E > 1 && experts > 0) out.push_back({group(E), experts});
-  return out;
-}
-
-}  // namespace
 
 double replica_updates_end(const ResolvedScenario& setup, const PipelineLayout& layout,
                            const GpuNumbering& gpus, const PipelinePasses& passes,
@@ -98,7 +64,7 @@ double replica_updates_end(const ResolvedScenario& setup, const PipelineLayout& 
         return timing.last_backward_end_s[a] < timing.last_backward_end_s[b];
       });
     }
-    double lane_free = 0;
+    double lane_free = timing.data_parallel_free_s[d];
     std::vector<double> reduced(chunks, 0);
     std::vector<std::vector<Reduction>> reductions(chunks);
     for (int32_t c : reduction_order) {
@@ -107,6 +73,11 @@ double replica_updates_end(const ResolvedScenario& setup, const PipelineLayout& 
       for (int32_t x : holders(c)) devices.push_back(layout.stage_device[x]);
       reductions[c] = reductions_of(setup, cost, gpus, devices);
       reduced[c] = timing.last_backward_end_s[c];
+      // ZeRO 2 and 3 scattered the gradients after every backward already.
+      if (zero >= 2) {
+        reduced[c] = std::max(reduced[c], timing.last_scatter_end_s[c]);
+        continue;
+      }
       for (const Reduction& r : reductions[c]) {
         const int64_t bucket =
             zero > 0 ? std::max(training.grad_bucket_bytes,
