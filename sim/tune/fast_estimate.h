@@ -4,16 +4,15 @@
 // compute plus the collectives it waits for (tensor parallelism's all-reduces, expert
 // all-to-alls, context parallelism's key/value exchange beyond what its attention hides),
 // priced by the network model (sim/network/) on the GPUs that hold them, and ZeRO's scatters
-// and gathers on the data-parallel lane;
-// the compute order is the schedule's own (sim/schedule/), timed in max-plus algebra
-// (pipeline_timing.h); each device then reduces its gradients in buckets under its last
-// backward and steps its optimizer. Memory is the layout's resident bytes plus the most
-// stash and receive buffer the timed order holds.
+// and gathers on the data-parallel lane; the compute order is the schedule's own
+// (sim/schedule/), timed in max-plus algebra (pipeline_timing.h); each device then reduces its
+// gradients in buckets under its last backward and steps its optimizer. Memory is the
+// layout's resident bytes plus the most stash and receive buffer the timed order holds.
 //
 // What it leaves out, the analytic engine has: a transfer holding its sender's send lane and
 // its receiver's recv lane (a rendezvous; DualPipe posts its receives in the order their data
-// is produced), ZB_AUTO's choice among its candidates by the engine, offload's copies. docs/tune.md
-// states the difference measured on the shipped scenarios.
+// is produced), ZB_AUTO's choice among its candidates by the engine, offload's copies.
+// docs/tune.md states the difference measured on the shipped scenarios.
 #pragma once
 
 #include <cstdint>
