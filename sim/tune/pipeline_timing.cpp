@@ -90,7 +90,6 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
   PipelineTiming timing;
   timing.device_end_s.assign(devices, 0.0);
   timing.last_backward_end_s.assign(chunks, 0.0);
-  timing.last_backward_s.assign(chunks, 0.0);
   timing.last_backward_ready_s.assign(chunks, 0.0);
   timing.peak_activation_bytes.assign(devices, 0);
   std::vector<std::vector<std::pair<double, int64_t>>> events(devices);
@@ -200,7 +199,6 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
           }
           if (a.op != Op::kBwdInput) {
             timing.last_backward_end_s[c] = end;
-            timing.last_backward_s[c] = seconds;
             timing.last_backward_ready_s[c] = ready;
           }
         }

@@ -73,9 +73,8 @@ struct PipelinePasses {
 struct PipelineTiming {
   std::vector<double> device_end_s;  // each device's last pass and its collectives
   // Each chunk's last weight-gradient pass (B, or its last W): when its compute ends, which is
-  // when gradient buckets count from, and how long that compute ran.
+  // when gradient buckets count from.
   std::vector<double> last_backward_end_s;
-  std::vector<double> last_backward_s;
   std::vector<double> last_backward_ready_s;  // and when its collectives end
   // ZeRO 2 and 3: when each chunk's last reduce-scatter ends, and each device's data-parallel
   // lane after the passes.

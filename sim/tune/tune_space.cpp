@@ -118,20 +118,34 @@ TuneSpace default_space(const ResolvedScenario& base) {
   return space;
 }
 
+namespace {
+
+// The choices --fix narrows to a list of whole numbers, by name.
+struct CountField {
+  const char* name;
+  std::vector<int32_t> TuneSpace::*values;
+};
+const CountField kCountFields[] = {
+    {"training.tensor_parallel", &TuneSpace::tensor_parallel},
+    {"training.context_parallel", &TuneSpace::context_parallel},
+    {"schedule.stages", &TuneSpace::stages},
+    {"training.data_parallel", &TuneSpace::data_parallel},
+    {"training.expert_parallel", &TuneSpace::expert_parallel},
+    {"schedule.virtual_stages", &TuneSpace::virtual_stages},
+    {"microbatch_size", &TuneSpace::microbatch_sizes},
+    {"training.microbatches", &TuneSpace::microbatches},
+};
+
+}  // namespace
+
 const std::vector<std::string>& tune_field_names() {
-  static const std::vector<std::string> names = {"training.tensor_parallel",
-                                                 "training.context_parallel",
-                                                 "schedule.stages",
-                                                 "training.data_parallel",
-                                                 "training.expert_parallel",
-                                                 "schedule.virtual_stages",
-                                                 "microbatch_size",
-                                                 "training.microbatches",
-                                                 "schedule.kind",
-                                                 "schedule.memory_limit_microbatches",
-                                                 "training.recompute",
-                                                 "training.zero_stage",
-                                                 "schedule.offload"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (const CountField& f : kCountFields) all.push_back(f.name);
+    all.insert(all.end(), {"schedule.kind", "schedule.memory_limit_microbatches",
+                           "training.recompute", "training.zero_stage", "schedule.offload"});
+    return all;
+  }();
   return names;
 }
 
@@ -143,28 +157,14 @@ void fix_choice(TuneSpace& space, const std::string& assignment) {
   const std::string field = assignment.substr(0, eq);
   const std::vector<std::string> values = split_values(assignment.substr(eq + 1));
   if (values.empty()) throw InputError("--fix '" + assignment + "': no value");
-  const auto counts = [&] {
-    std::vector<int32_t> out;
-    for (const std::string& v : values) out.push_back(parse_count(field, v));
-    return out;
-  };
-  if (field == "training.tensor_parallel") {
-    space.tensor_parallel = counts();
-  } else if (field == "training.context_parallel") {
-    space.context_parallel = counts();
-  } else if (field == "schedule.stages") {
-    space.stages = counts();
-  } else if (field == "training.data_parallel") {
-    space.data_parallel = counts();
-  } else if (field == "training.expert_parallel") {
-    space.expert_parallel = counts();
-  } else if (field == "schedule.virtual_stages") {
-    space.virtual_stages = counts();
-  } else if (field == "microbatch_size") {
-    space.microbatch_sizes = counts();
-  } else if (field == "training.microbatches") {
-    space.microbatches = counts();
-  } else if (field == "schedule.kind") {
+  for (const CountField& f : kCountFields) {
+    if (field != f.name) continue;
+    std::vector<int32_t>& list = space.*f.values;
+    list.clear();
+    for (const std::string& v : values) list.push_back(parse_count(field, v));
+    return;
+  }
+  if (field == "schedule.kind") {
     space.schedules.clear();
     const auto names = enum_names(proto::ScheduleKind_descriptor());
     for (const std::string& v : values) {
@@ -202,16 +202,20 @@ void fix_choice(TuneSpace& space, const std::string& assignment) {
   }
 }
 
-std::vector<TuneConfig> enumerate_configs(const TuneSpace& space, const ResolvedScenario& base,
-                                          SkipCounts& skipped) {
+namespace {
+
+bool listed(const std::vector<int32_t>& list, int32_t v) {
+  return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+}
+
+// Each combination of TP, CP, PP, EP and microbatch size that the GPUs and the global batch
+// allow: the parallel layout and the microbatch count, nothing else chosen yet.
+std::vector<TuneConfig> layouts(const TuneSpace& space, const ResolvedScenario& base,
+                                SkipCounts& skipped) {
   const int64_t gpus = static_cast<int64_t>(base.cluster.devices.size());
   const int32_t global_batch = base.training.global_batch;
-  const int32_t layers = static_cast<int32_t>(base.model.layers.size());
   const int32_t experts = routed_experts(base);
-  const auto listed = [](const std::vector<int32_t>& list, int32_t v) {
-    return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
-  };
-  std::vector<TuneConfig> configs;
+  std::vector<TuneConfig> out;
   for (int32_t tp : space.tensor_parallel) {
     for (int32_t cp : space.context_parallel) {
       for (int32_t pp : space.stages) {
@@ -232,69 +236,88 @@ std::vector<TuneConfig> enumerate_configs(const TuneSpace& space, const Resolved
               skipped["DP x microbatch size does not divide the global batch"] += 1;
               continue;
             }
-            const int32_t microbatches = global_batch / dp / size;
-            if (!listed(space.microbatches, microbatches)) continue;
-            for (const ScheduleChoice& schedule : space.schedules) {
-              const bool interleaved = schedule.kind == proto::INTERLEAVED_ONE_F_ONE_B;
-              for (int32_t v : interleaved ? space.virtual_stages : std::vector<int32_t>{1}) {
-                const int32_t chunks =
-                    pp * (schedule.kind == proto::ZB_V || schedule.kind == proto::DUALPIPE ? 2 : v);
-                if (pp == 1 && schedule.kind != proto::ONE_F_ONE_B &&
-                    schedule.kind != proto::GPIPE) {
-                  skipped["one stage: every schedule is 1F1B"] += 1;
-                  continue;
-                }
-                if (chunks > layers) {
-                  skipped["more model chunks than layers"] += 1;
-                  continue;
-                }
-                if (microbatches < pp) {
-                  skipped["fewer microbatches than stages"] += 1;
-                  continue;
-                }
-                if (interleaved && microbatches % pp != 0) {
-                  skipped["interleaved: microbatches not a multiple of the stages"] += 1;
-                  continue;
-                }
-                for (proto::Training::Recompute recompute : space.recompute) {
-                  if (recompute != proto::Training::NONE && is_zero_bubble(schedule.kind)) {
-                    skipped["zero-bubble schedules do not recompute activations"] += 1;
-                    continue;
-                  }
-                  for (int32_t zero : space.zero_stages) {
-                    if (zero > 0 && static_cast<int64_t>(dp) * cp == 1) {
-                      skipped["ZeRO without data parallelism"] += 1;
-                      continue;
-                    }
-                    for (bool offload : space.offload) {
-                      TuneConfig c;
-                      c.tensor_parallel = tp;
-                      c.context_parallel = cp;
-                      c.stages = pp;
-                      c.data_parallel = dp;
-                      c.expert_parallel = ep;
-                      // ZB-V's two chunks per device are virtual stages; DualPipe's second
-                      // pipeline is not.
-                      c.virtual_stages = schedule.kind == proto::DUALPIPE ? 1 : chunks / pp;
-                      c.microbatches = microbatches;
-                      c.schedule = schedule.kind;
-                      c.memory_limit_microbatches =
-                          schedule.limit_microbatches > 0 ? schedule.limit_microbatches
-                          : schedule.limit_per_stage > 1  ? schedule.limit_per_stage * pp
-                                                          : 0;
-                      c.recompute = recompute;
-                      c.zero_stage = zero;
-                      c.offload = offload;
-                      configs.push_back(c);
-                    }
-                  }
-                }
-              }
-            }
+            TuneConfig c;
+            c.tensor_parallel = tp;
+            c.context_parallel = cp;
+            c.stages = pp;
+            c.data_parallel = dp;
+            c.expert_parallel = ep;
+            c.microbatches = global_batch / dp / size;
+            if (listed(space.microbatches, c.microbatches)) out.push_back(c);
           }
         }
       }
     }
+  }
+  return out;
+}
+
+// `layout` under each schedule (and virtual stage count) it can run.
+void add_schedules(const TuneConfig& layout, const TuneSpace& space, int32_t layers,
+                   SkipCounts& skipped, std::vector<TuneConfig>& out) {
+  const int32_t pp = layout.stages, microbatches = layout.microbatches;
+  for (const ScheduleChoice& schedule : space.schedules) {
+    const bool interleaved = schedule.kind == proto::INTERLEAVED_ONE_F_ONE_B;
+    for (int32_t v : interleaved ? space.virtual_stages : std::vector<int32_t>{1}) {
+      const bool two_chunks = schedule.kind == proto::ZB_V || schedule.kind == proto::DUALPIPE;
+      const int32_t chunks = pp * (two_chunks ? 2 : v);
+      if (pp == 1 && schedule.kind != proto::ONE_F_ONE_B && schedule.kind != proto::GPIPE) {
+        skipped["one stage: every schedule is 1F1B"] += 1;
+      } else if (chunks > layers) {
+        skipped["more model chunks than layers"] += 1;
+      } else if (microbatches < pp) {
+        skipped["fewer microbatches than stages"] += 1;
+      } else if (interleaved && microbatches % pp != 0) {
+        skipped["interleaved: microbatches not a multiple of the stages"] += 1;
+      } else {
+        TuneConfig c = layout;
+        // ZB-V's two chunks per device are virtual stages; DualPipe's second pipeline is not.
+        c.virtual_stages = schedule.kind == proto::DUALPIPE ? 1 : chunks / pp;
+        c.schedule = schedule.kind;
+        c.memory_limit_microbatches = schedule.limit_microbatches > 0 ? schedule.limit_microbatches
+                                      : schedule.limit_per_stage > 1 ? schedule.limit_per_stage * pp
+                                                                     : 0;
+        out.push_back(c);
+      }
+    }
+  }
+}
+
+// `scheduled` with each recomputation, ZeRO stage and offload it can take.
+void add_memory_choices(const TuneConfig& scheduled, const TuneSpace& space, SkipCounts& skipped,
+                        std::vector<TuneConfig>& out) {
+  for (proto::Training::Recompute recompute : space.recompute) {
+    if (recompute != proto::Training::NONE && is_zero_bubble(scheduled.schedule)) {
+      skipped["zero-bubble schedules do not recompute activations"] += 1;
+      continue;
+    }
+    for (int32_t zero : space.zero_stages) {
+      if (zero > 0 &&
+          static_cast<int64_t>(scheduled.data_parallel) * scheduled.context_parallel == 1) {
+        skipped["ZeRO without data parallelism"] += 1;
+        continue;
+      }
+      for (bool offload : space.offload) {
+        TuneConfig c = scheduled;
+        c.recompute = recompute;
+        c.zero_stage = zero;
+        c.offload = offload;
+        out.push_back(c);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<TuneConfig> enumerate_configs(const TuneSpace& space, const ResolvedScenario& base,
+                                          SkipCounts& skipped) {
+  const int32_t layers = static_cast<int32_t>(base.model.layers.size());
+  std::vector<TuneConfig> configs;
+  for (const TuneConfig& layout : layouts(space, base, skipped)) {
+    std::vector<TuneConfig> scheduled;
+    add_schedules(layout, space, layers, skipped, scheduled);
+    for (const TuneConfig& c : scheduled) add_memory_choices(c, space, skipped, configs);
   }
   return configs;
 }

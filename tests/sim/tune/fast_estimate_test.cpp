@@ -5,8 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "shipped_scenarios.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
@@ -16,10 +14,9 @@
 namespace pipetwin {
 namespace {
 
+// A scenario shipped in scenarios/, as the binary embeds it.
 LoadedScenario shipped(const std::string& name, const std::vector<std::string>& set = {}) {
-  const auto path =
-      std::filesystem::path(PIPETWIN_SOURCE_DIR) / "scenarios" / (name + ".textproto");
-  return load_scenario(path.string(), set);
+  return load_scenario("builtin:" + name, set);
 }
 
 TunePoint engine(const ResolvedScenario& setup) {

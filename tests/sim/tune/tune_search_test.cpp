@@ -4,18 +4,15 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {
 
+// A scenario shipped in scenarios/, as the binary embeds it.
 LoadedScenario shipped(const std::string& name, const std::vector<std::string>& set = {}) {
-  const auto path =
-      std::filesystem::path(PIPETWIN_SOURCE_DIR) / "scenarios" / (name + ".textproto");
-  return load_scenario(path.string(), set);
+  return load_scenario("builtin:" + name, set);
 }
 
 // Every configuration of the space, each simulated whole by the analytic engine: the fastest
