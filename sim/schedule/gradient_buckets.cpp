@@ -51,13 +51,16 @@ std::vector<BucketPiece> bucket_pieces(int64_t bytes, int64_t bucket_bytes) {
   return pieces;
 }
 
+int64_t reduction_bucket_bytes(const StageCost& cost, bool reduce_scatter, int64_t bucket_bytes) {
+  if (!reduce_scatter || bucket_bytes <= 0) return bucket_bytes;
+  return std::max<int64_t>(bucket_bytes, cost.gradient_bytes / std::max(1, cost.layers));
+}
+
 Program bucket_gradients(const Program& program, const PipelineLayout& layout,
                          int64_t bucket_bytes) {
   if (bucket_bytes <= 0) return program;
   const auto bucket_of = [&](const Instruction& c) {
-    if (c.op != Op::kReduceScatter) return bucket_bytes;
-    const StageCost& cost = layout.costs[c.stage];
-    return std::max(bucket_bytes, cost.gradient_bytes / std::max(1, cost.layers));
+    return reduction_bucket_bytes(layout.costs[c.stage], c.op == Op::kReduceScatter, bucket_bytes);
   };
   const int32_t n = program.size();
   // A group is split when each of its members reduces gradients of more than one bucket (the

@@ -47,9 +47,11 @@ struct BucketPiece {
 // bucket_bytes is 0 or the gradients fit one bucket).
 std::vector<BucketPiece> bucket_pieces(int64_t bytes, int64_t bucket_bytes);
 
-// ZeRO's reduce-scatters are bucketed no finer than a layer's gradients of their stage:
-// FSDP reduces one wrapped block at a time, and DeepSpeed's default bucket (500M elements)
-// is coarser still.
+// The bucket of a stage's gradient reduction: `bucket_bytes`, and for ZeRO's reduce-scatters
+// no finer than a layer's gradients of the stage: FSDP reduces one wrapped block at a time,
+// and DeepSpeed's default bucket (500M elements) is coarser still.
+int64_t reduction_bucket_bytes(const StageCost& cost, bool reduce_scatter, int64_t bucket_bytes);
+
 Program bucket_gradients(const Program& program, const PipelineLayout& layout,
                          int64_t bucket_bytes);
 

@@ -79,10 +79,7 @@ void add_sharded_data_parallel(const ResolvedScenario& setup, const StageCost& c
       }
     }
     if (!cost.trains) continue;
-    const int64_t bucket = training.grad_bucket_bytes > 0
-                               ? std::max(training.grad_bucket_bytes,
-                                          cost.gradient_bytes / std::max<int64_t>(1, cost.layers))
-                               : 0;
+    const int64_t bucket = reduction_bucket_bytes(cost, true, training.grad_bucket_bytes);
     for (const BucketPiece& piece : bucket_pieces(r.bytes, bucket)) {
       t.scatter_pieces.push_back(
           {piece.lead_share,

@@ -79,10 +79,8 @@ double replica_updates_end(const ResolvedScenario& setup, const PipelineLayout& 
         continue;
       }
       for (const Reduction& r : reductions[c]) {
-        const int64_t bucket =
-            zero > 0 ? std::max(training.grad_bucket_bytes,
-                                cost.gradient_bytes / std::max<int64_t>(1, cost.layers))
-                     : training.grad_bucket_bytes;
+        const int64_t bucket = reduction_bucket_bytes(cost, reduce_kind == kProgramReduceScatter,
+                                                      training.grad_bucket_bytes);
         const std::vector<BucketPiece> pieces = bucket_pieces(r.bytes, bucket);
         for (const BucketPiece& piece : pieces) {
           lane_free = std::max(lane_free, ready_at(c, piece.lead_share, pieces.size() > 1)) +
