@@ -149,7 +149,7 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
         if (input == kUnknown) break;
         if (buffer > 0 && transfer >= 0) {
           // A device receives its inputs one at a time, in the order it consumes them.
-          if (!passes.receives_in_production_order) sent = std::max(sent, recv_free[d]);
+          sent = std::max(sent, recv_free[d]);
           recv_free[d] = input = sent + transfer;
         } else if (transfer >= 0) {
           input = sent + transfer;

@@ -60,10 +60,6 @@ struct PipelinePasses {
   // False: a pass's collectives hold its device's next compute op too (Megatron's). True
   // (DualPipe's F&B overlap): the next op runs under them and the one after it waits.
   bool overlap_next_compute = false;
-  // False: a device receives its inputs one at a time in the order it consumes them. True
-  // (ZB-V, DualPipe, whose lowering posts receives in the order their data is produced): each
-  // input arrives one transfer after its producer.
-  bool receives_in_production_order = false;
   std::vector<ChunkPassTimes> chunks;
   // Cut c -> c+1 and back, chunks - 1 entries (unused where chunk c is a pipeline's last).
   std::vector<double> forward_transfer_s;

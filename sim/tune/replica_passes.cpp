@@ -109,7 +109,6 @@ PipelinePasses replica_passes(const ResolvedScenario& setup, const PipelineLayou
   // DeepSeek-V3's F&B chunks: a pass's expert all-to-alls run under the next compute op
   // (sim/schedule/expert_all_to_all.h).
   passes.overlap_next_compute = dualpipe && training.expert_parallel > 1;
-  passes.receives_in_production_order = dualpipe;
   for (int32_t c = 0; c < chunks; ++c) {
     const StageCost& cost = layout.costs[c];
     const int32_t device = layout.stage_device[c];
