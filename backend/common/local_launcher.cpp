@@ -122,6 +122,7 @@ LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc,
   }
 
   LaunchResult result;
+  bool failure_killed = false;  // whether result.failure is a rank killed by a signal
   int running = nproc;
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -161,16 +162,21 @@ LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc,
     pids[rank] = -1;
     --running;
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (code != 0 && result.failure.empty()) {
+    const bool killed = !WIFEXITED(status);
+    // A rank killed by a signal is the cause the others then fail on (their peer vanished),
+    // so it is the failure reported even when one of them was reaped first.
+    if (code != 0 && (result.failure.empty() || (killed && !failure_killed))) {
+      if (result.failure.empty()) {
+        // Give the others a moment to notice and say what they were waiting on; then
+        // kill_all() below makes sure none is left.
+        const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        if (grace < deadline) deadline = grace;
+      }
       result.exit_code = code == 2 ? 2 : 1;
-      result.failure =
-          "rank " + std::to_string(rank) +
-          (WIFEXITED(status) ? " exited with code " + std::to_string(code)
-                             : std::string(" was killed by ") + strsignal(WTERMSIG(status)));
-      // Give the others a moment to notice and say what they were waiting on; then
-      // kill_all() below makes sure none is left.
-      const auto grace = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      if (grace < deadline) deadline = grace;
+      result.failure = "rank " + std::to_string(rank) +
+                       (killed ? std::string(" was killed by ") + strsignal(WTERMSIG(status))
+                               : " exited with code " + std::to_string(code));
+      failure_killed = killed;
     }
   }
   kill_all();

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -54,6 +56,24 @@ TEST(LocalLauncher, AFailingForkedRankIsReportedWithItsCode) {
   const LaunchResult launched = launch_recording_ranks(dir, "fail", 2);
   EXPECT_EQ(launched.exit_code, 1);
   EXPECT_THAT(launched.failure, HasSubstr("exited with code 3"));
+}
+
+// Rank 1 dies by a signal a moment after rank 0 has given up on it (as a Gloo peer whose
+// connection was reset does).
+int die_after_the_other_gives_up(int, char**) {
+  if (std::string(std::getenv("RANK")) == "0") return 1;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::raise(SIGKILL);
+  return 0;
+}
+
+TEST(LocalLauncher, ARankKilledBySignalIsTheFailureReportedEvenWhenReapedLast) {
+  if (running_threads() != 1) GTEST_SKIP() << "the test process runs threads: ranks would exec";
+  set_rank_entry(&die_after_the_other_gives_up);
+  const LaunchResult launched = launch_local_ranks({"self"}, 2, 10, RankStart::kFork);
+  set_rank_entry(nullptr);
+  EXPECT_EQ(launched.exit_code, 1);
+  EXPECT_THAT(launched.failure, HasSubstr("rank 1 was killed"));
 }
 
 TEST(LocalLauncher, RunningThreadsCountsTheThreadsOfThisProcess) {
