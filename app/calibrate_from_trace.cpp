@@ -1,6 +1,7 @@
 #include "app/calibrate_from_trace.h"
 
 #include <cstdio>
+#include <utility>
 
 #include "sim/fit/makespan_match.h"
 #include "sim/fit/trace_fit.h"
@@ -12,9 +13,9 @@
 
 namespace pipetwin {
 
-void calibrate_from_trace(const std::string& scenario, const std::vector<std::string>& overrides,
-                          const std::vector<std::string>& timeline_paths,
-                          const std::string& output) {
+FittedScenario fit_scenario_to_runs(const std::string& scenario,
+                                    const std::vector<std::string>& overrides,
+                                    const std::vector<std::string>& timeline_paths) {
   const LoadedScenario loaded = load_scenario(scenario, overrides);
   const ResolvedScenario setup = resolve_scenario(loaded);
   std::vector<Timeline> measured(timeline_paths.size());
@@ -39,9 +40,16 @@ void calibrate_from_trace(const std::string& scenario, const std::vector<std::st
                 100 * (fit.measured_makespan_s / match.simulated_before_s - 1),
                 match.wakeup_before_s * 1e6, match.wakeup_after_s * 1e6,
                 match.simulated_after_s * 1e3);
-  const std::string header = describe_fit(fit, timeline_paths) + line;
-  std::fprintf(stderr, "%s", header.c_str());
-  write_scenario(fitted, loaded, header, output, "fitted scenario");
+  return {std::move(fitted), describe_fit(fit, timeline_paths) + line};
+}
+
+void calibrate_from_trace(const std::string& scenario, const std::vector<std::string>& overrides,
+                          const std::vector<std::string>& timeline_paths,
+                          const std::string& output) {
+  const FittedScenario fitted = fit_scenario_to_runs(scenario, overrides, timeline_paths);
+  std::fprintf(stderr, "%s", fitted.header.c_str());
+  write_scenario(fitted.scenario, load_scenario(scenario, overrides), fitted.header, output,
+                 "fitted scenario");
 }
 
 }  // namespace pipetwin

@@ -24,6 +24,10 @@ for the nine others:
     bench/megatron_weak_scaling.py [build/pipetwin] [--engine simgrid] [--memory-efficiency M]
 """
 import argparse
+import atexit
+import os
+import re
+import tempfile
 import json
 import subprocess
 import sys
@@ -51,16 +55,37 @@ def paper_flops(batch, hidden, blocks):
     return 96.0 * batch * s * l * h * h * (1 + s / (6.0 * h) + v / (16.0 * l * h))
 
 
-def simulate(args, row, efficiency, memory_efficiency):
+def shape_scenario():
+    """The scenario without its flat efficiency, so that the A100's GEMM curve times it."""
+    global SHAPE_SCENARIO
+    if SHAPE_SCENARIO is None:
+        with open(SCENARIO) as f:
+            text = re.sub(r"([^_])efficiency: [0-9.]+", r"\1", f.read(), count=1)
+        handle, SHAPE_SCENARIO = tempfile.mkstemp(suffix=".textproto",
+                                                dir=os.path.dirname(SCENARIO))
+        with os.fdopen(handle, "w") as f:
+            f.write(text)
+        atexit.register(os.remove, SHAPE_SCENARIO)
+    return SHAPE_SCENARIO
+
+
+SHAPE_SCENARIO = None
+
+
+def simulate(args, row, efficiency, memory_efficiency, shape=False):
+    """`efficiency` is the flat model.zoo.efficiency, or with `shape` the GEMM curve's
+    cluster.gpu.gemm_efficiency.peak_fraction."""
     _, heads, hidden, blocks, tp, pp, gpus, batch, _ = row
     dp = gpus // (tp * pp)
+    fitted = ("cluster.gpu.gemm_efficiency.peak_fraction=%g" if shape
+              else "model.zoo.efficiency=%g") % efficiency
     sets = ["model.zoo.layers=%d" % blocks, "model.zoo.hidden=%d" % hidden,
-            "model.zoo.heads=%d" % heads, "model.zoo.efficiency=%g" % efficiency,
+            "model.zoo.heads=%d" % heads, fitted,
             "model.zoo.memory_efficiency=%g" % memory_efficiency,
             "cluster.nodes=%d" % ((gpus + 7) // 8), "training.global_batch=%d" % batch,
             "training.data_parallel=%d" % dp, "training.microbatches=%d" % (batch // dp),
             "training.tensor_parallel=%d" % tp, "schedule.stages=%d" % pp]
-    command = [args.pipetwin, "simulate", SCENARIO, "--engine", args.engine, "--json",
+    command = [args.pipetwin, "simulate", shape_scenario() if shape else SCENARIO, "--engine", args.engine, "--json",
                "--allow-oom", "--max-memory", "16"]
     for s in sets:
         command += ["--set", s]
@@ -73,13 +98,13 @@ def simulate(args, row, efficiency, memory_efficiency):
     return paper_flops(batch, hidden, blocks) / step / gpus / 1e12, step, peak
 
 
-def fit_efficiency(args, memory_efficiency):
+def fit_efficiency(args, memory_efficiency, shape=False):
     """Bisection on the first row's TFLOP/s, which rise with the efficiency."""
     lo, hi = 0.2, 1.0
     target = ROWS[0][-1]
     for _ in range(30):
         mid = (lo + hi) / 2
-        if simulate(args, ROWS[0], mid, memory_efficiency)[0] < target:
+        if simulate(args, ROWS[0], mid, memory_efficiency, shape)[0] < target:
             lo = mid
         else:
             hi = mid
@@ -97,19 +122,22 @@ def main():
     parser.add_argument("--engine", default="analytic", choices=["analytic", "simgrid"])
     parser.add_argument("--memory-efficiency", type=float, default=0.8)
     args = parser.parse_args()
-    MODELS[:] = [("flat", 0.0), ("memory-bound", args.memory_efficiency)]
-    fitted = [fit_efficiency(args, m) for _, m in MODELS]
-    for (name, m), e in zip(MODELS, fitted):
-        print("%s: efficiency %.4f (fitted on the 1.7B row), memory_efficiency %g" % (name, e, m))
+    MODELS[:] = [("flat", 0.0, False), ("memory-bound", args.memory_efficiency, False),
+                 ("GEMM shapes", args.memory_efficiency, True)]
+    fitted = [fit_efficiency(args, m, shape) for _, m, shape in MODELS]
+    for (name, m, shape), e in zip(MODELS, fitted):
+        print("%s: %s %.4f (fitted on the 1.7B row), memory_efficiency %g" %
+              (name, "gemm_efficiency.peak_fraction" if shape else "efficiency", e, m))
     print("\n| parameters (B) | TP | PP | DP | GPUs | batch | published TFLOP/s per GPU | "
-          "flat | error | memory-bound | error | step (s) | peak (GiB) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "flat | error | memory-bound | error | GEMM shapes | error | step (s) | peak (GiB) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
+          "--- |")
     errors = [[] for _ in MODELS]
     for i, row in enumerate(ROWS):
         params, _, _, _, tp, pp, gpus, batch, published = row
         cells = []
-        for k, ((_, m), e) in enumerate(zip(MODELS, fitted)):
-            tflops, step, peak = simulate(args, row, e, m)
+        for k, ((_, m, shape), e) in enumerate(zip(MODELS, fitted)):
+            tflops, step, peak = simulate(args, row, e, m, shape)
             error = (tflops - published) / published
             if i > 0:
                 errors[k].append(abs(error))
@@ -118,7 +146,7 @@ def main():
               (params, tp, pp, gpus // (tp * pp), gpus, batch, published, " | ".join(cells),
                step, peak, " (out of memory)" if peak > 80 else ""))
     print()
-    for (name, _), e in zip(MODELS, errors):
+    for (name, _, _), e in zip(MODELS, errors):
         print("%s, the nine rows not fitted: mean |error| %.1f%%, largest %.1f%%" %
               (name, 100 * sum(e) / len(e), 100 * max(e)))
 

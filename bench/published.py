@@ -49,11 +49,17 @@ weights a token goes through) + 12 x s x (query heads x head width) per token fo
 (not halved for the causal mask), over 989.5 TFLOP/s per H100/H800. The paper does not state
 its formula; counting the attention halved would lower MFU by about 3%.
 
-    bench/published.py [build/pipetwin] [--engine analytic|simgrid]
+With --gemm-shapes the fitted number per GPU type is the GEMM curve's peak_fraction
+(cluster.gpu.gemm_efficiency: wave quantisation over the GPU's multiprocessors and a
+roofline, docs/models.md) instead of the flat efficiency; everything else is the same.
+
+    bench/published.py [build/pipetwin] [--engine analytic|simgrid] [--gemm-shapes]
 """
 import argparse
+import atexit
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -133,11 +139,35 @@ def flops_per_token(config, overrides, seq=SEQ):
     return 6 * weights + 12 * seq * heads * d * layers
 
 
+def scenario_for(args, path):
+    """With --gemm-shapes, a copy of the scenario without its flat efficiency, so that the
+    GPU's GEMM curve times the model."""
+    if not args.gemm_shapes:
+        return path
+    copy = os.path.join(os.path.dirname(path), ".gemm-shapes-" + os.path.basename(path))
+    if copy not in args.copies:
+        with open(path) as f:
+            text = re.sub(r"([^_])efficiency: [0-9.]+", r"\1", f.read(), count=1)
+        with open(copy, "w") as f:
+            f.write(text)
+        args.copies.append(copy)
+    return copy
+
+
+def fitted_sets(args, sets):
+    """The one fitted number: model.zoo.efficiency, or with --gemm-shapes the curve's
+    cluster.gpu.gemm_efficiency.peak_fraction."""
+    if not args.gemm_shapes:
+        return sets
+    return [s.replace("model.zoo.efficiency=", "cluster.gpu.gemm_efficiency.peak_fraction=")
+            for s in sets]
+
+
 def run(args, scenario, sets):
     # The 16384-GPU row builds a Program of about 8 million instructions.
-    command = [args.pipetwin, "simulate", scenario, "--engine", args.engine, "--json",
-               "--allow-oom", "--max-memory", "16"]
-    for s in sets:
+    command = [args.pipetwin, "simulate", scenario_for(args, scenario), "--engine", args.engine,
+               "--json", "--allow-oom", "--max-memory", "16"]
+    for s in fitted_sets(args, sets):
         command += ["--set", s]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
@@ -207,8 +237,9 @@ def pass_times_ms(args, blocks, recompute, sequence_parallel, efficiency):
             "training.data_parallel=1", "training.tensor_parallel=8", "schedule.stages=1",
             "training.recompute=" + recompute,
             "training.sequence_parallel=%s" % ("true" if sequence_parallel else "false")]
-    command = [args.pipetwin, "simulate", megatron.SCENARIO, "--json", "--trace", trace]
-    for x in sets:
+    command = [args.pipetwin, "simulate", scenario_for(args, megatron.SCENARIO), "--json",
+               "--trace", trace]
+    for x in fitted_sets(args, sets):
         command += ["--set", x]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
@@ -297,7 +328,13 @@ def main():
     parser.add_argument("pipetwin", nargs="?", default=os.path.join(ROOT, "build", "pipetwin"))
     parser.add_argument("--engine", default="analytic", choices=["analytic", "simgrid"])
     parser.add_argument("--only-memory", action="store_true", help="the ZeRO memory rows only")
+    parser.add_argument("--gemm-shapes", action="store_true",
+                        help="time GEMMs by their shape on each GPU's curve "
+                             "(cluster.gpu.gemm_efficiency; its peak_fraction is the fitted "
+                             "number) instead of the flat model.zoo.efficiency")
     args = parser.parse_args()
+    args.copies = []
+    atexit.register(lambda: [os.remove(c) for c in args.copies])
     args.scratch = tempfile.mkdtemp(prefix="pipetwin-published-")
     errors = []
     if args.only_memory:
@@ -309,15 +346,15 @@ def main():
 
     # A100: Megatron-LM's GPT weak scaling (its own script, memory-bound kernels at 80%).
     megatron.SCENARIO = os.path.join(ROOT, megatron.SCENARIO)
-    megatron.MODELS[:] = [("memory-bound", 0.8)]
-    a100 = megatron.fit_efficiency(args, 0.8)
-    print("A100: efficiency %.4f, fitted on Megatron-LM table 1, 1.7B row\n" % a100)
+    a100 = megatron.fit_efficiency(args, 0.8, args.gemm_shapes)
+    fitted = "gemm_efficiency.peak_fraction" if args.gemm_shapes else "efficiency"
+    print("A100: %s %.4f, fitted on Megatron-LM table 1, 1.7B row\n" % (fitted, a100))
     print("| source | model | GPUs | TP | EP | PP | DP | batch | published | pipetwin | error "
           "| step (s) | peak (GiB) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for i, row in enumerate(megatron.ROWS):
         params, _, _, _, tp, pp, gpus, batch, published = row
-        tflops, step, peak = megatron.simulate(args, row, a100, 0.8)
+        tflops, step, peak = megatron.simulate(args, row, a100, 0.8, args.gemm_shapes)
         error = (tflops - published) / published
         if i > 0:
             errors.append(("A100", abs(error)))
@@ -362,7 +399,7 @@ def main():
 
     memory_rows(args, errors)
 
-    print("\nH100: efficiency %.4f, fitted on Mixtral-8x22B, 128 GPUs, batch 256" % h100)
+    print("\nH100: %s %.4f, fitted on Mixtral-8x22B, 128 GPUs, batch 256" % (fitted, h100))
     for gpu in ("A100", "A100 layer", "H100", "H800", "memory"):
         e = [x for g, x in errors if g == gpu]
         print("%s, %d predicted rows: mean |error| %.1f%%, largest %.1f%%" %

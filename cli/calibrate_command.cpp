@@ -1,7 +1,10 @@
 // `pipetwin calibrate SCENARIO [--nproc 2] [--sizes ...] [--backend torch|cuda] [-o FILE]`:
-// measures the link between two ranks (LibTorch ranks, Gloo point-to-point) and writes the
-// scenario again with that intra_node bandwidth and latency, so that the simulators predict
-// this machine. `--backend cuda` measures the GPUs instead (NCCL send/recv between GPUs 0
+// measures the link between two ranks (LibTorch ranks, Gloo point-to-point), then runs the
+// scenario for a few iterations on the ranks and fits it to that run as `--from` does (the
+// costs, the link under load, interference and dispatch gaps: what a run adds to the
+// micro-benchmarks), so that the simulators predict this machine. `--alone` stops after the
+// micro-benchmarks and writes the scenario with the measured intra_node bandwidth and
+// latency. `--backend cuda` measures the GPUs instead (NCCL send/recv between GPUs 0
 // and 1 for intra_node, pinned host->device copies for host_link, cuBLAS GEMMs for the
 // zoo's efficiency), and falls back to CPU ranks when no GPU is visible. Both go through
 // the real-backend seam (backend/common/real_backend.h). Built into `pipetwin-real` only.
@@ -13,6 +16,7 @@
 
 #include "app/calibrate_from_trace.h"
 #include "backend/common/local_launcher.h"
+#include "backend/common/temporary_directory.h"
 #include "backend/run/built_backends.h"
 #include "backend/run/real_run_driver.h"
 #include "cli/cli_app.h"
@@ -33,7 +37,10 @@ struct CalibrateArgs {
   std::string backend = "torch";
   std::vector<std::string> from_timelines;
   bool alone = false;
+  bool idle_link = false;
+  int run_iterations = 5;
   std::vector<std::string> overrides;
+  std::string links_output;  // parent to ranks: where the micro-benchmarked scenario goes
 };
 
 // The zoo's efficiency and utilisation curve from the GEMMs of the scenario's precision,
@@ -129,6 +136,33 @@ void write_gpu_calibration(const CalibrateArgs& args, LoadedScenario& loaded,
   write_scenario(loaded.scenario, loaded, header, args.output, "calibrated scenario");
 }
 
+// The micro-benchmarks on the ranks, then a run of the scenario they wrote, then the fit
+// to that run. The fitted scenario keeps the user's iteration count.
+void calibrate_with_a_run(const CalibrateArgs& args, const std::vector<std::string>& argv,
+                          const std::string& backend, RankStart start) {
+  const TemporaryDirectory dir("pipetwin-calibrate-");
+  const std::string links = (dir.path() / "micro-benchmarked.textproto").string();
+  const std::string timeline = (dir.path() / "run.timeline").string();
+  std::vector<std::string> ranks = with_backend_argument(argv, backend);
+  ranks.insert(ranks.end(), {"--links-output", links});
+  launch_local_ranks_or_throw(ranks, args.nproc, args.timeout_s, start);
+  const std::string iterations = "training.iterations=" + std::to_string(args.run_iterations);
+  std::cerr << "pipetwin calibrate: running the scenario for " << args.run_iterations
+            << " iterations (after one warm-up) to fit what a run adds\n";
+  run_own_command_or_throw({argv[0], "run", links, "--timeout", std::to_string(args.timeout_s),
+                            "--timeline", timeline, "--set", iterations});
+  FittedScenario fitted = fit_scenario_to_runs(links, {iterations}, {timeline});
+  const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
+  fitted.scenario.mutable_training()->set_iterations(loaded.scenario.training().iterations());
+  const std::string header = "# Calibrated by `pipetwin calibrate` on " +
+                             std::to_string(args.nproc) +
+                             " LibTorch ranks: link micro-benchmarks, then a run of " +
+                             std::to_string(args.run_iterations) +
+                             " iterations that the scenario is fitted to.\n" + fitted.header;
+  std::cerr << fitted.header;
+  write_scenario(fitted.scenario, loaded, header, args.output, "calibrated scenario");
+}
+
 void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& argv) {
   if (!args.from_timelines.empty()) {
     return calibrate_from_trace(args.scenario, args.overrides, args.from_timelines, args.output);
@@ -154,6 +188,7 @@ void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& ar
     backend = make_built_backend(name, nullptr);
   }
   if (!launched_as_rank()) {
+    if (!args.alone) return calibrate_with_a_run(args, argv, name, backend->rank_start());
     // The local ranks need not resolve the name, nor look for GPUs, again.
     launch_local_ranks_or_throw(with_backend_argument(argv, name), args.nproc, args.timeout_s,
                                 backend->rank_start());
@@ -179,7 +214,7 @@ void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& ar
   };
   std::cerr << "fit alone:        " << fit_text(idle) << "\n"
             << "fit under load:   " << fit_text(loaded_link) << "\n";
-  const MeasuredLink& chosen = args.alone ? idle : loaded_link;
+  const MeasuredLink& chosen = args.idle_link ? idle : loaded_link;
   proto::Link* intra = loaded.scenario.mutable_cluster()->mutable_intra_node();
   intra->set_bandwidth_gbytes_per_s(chosen.fit.bandwidth_bytes_per_s / 1e9);
   intra->set_latency_us(chosen.fit.latency_s * 1e6);
@@ -187,9 +222,10 @@ void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& ar
       loaded.scenario, loaded,
       "# intra_node measured by `pipetwin calibrate` (LibTorch ranks, Gloo point-to-point, " +
           std::to_string(args.nproc) + " ranks" +
-          (args.alone ? ", alone" : ", while every rank computes: the median exchange") +
+          (args.idle_link ? ", alone" : ", while every rank computes: the median exchange") +
           ").\n# Alone: " + fit_text(idle) + "; under load: " + fit_text(loaded_link) + ".\n",
-      args.output, "calibrated scenario");
+      args.links_output.empty() ? args.output : args.links_output,
+      args.links_output.empty() ? "calibrated scenario" : "");
 }
 
 }  // namespace
@@ -212,8 +248,16 @@ void add_calibrate_command(CLI::App& app, const std::vector<std::string>& argv) 
                   "are fitted together) instead of measuring");
   cmd->add_option("--set", args->overrides, "override a field: PATH=VALUE (repeatable)");
   cmd->add_flag("--alone", args->alone,
-                "write the link as measured with idle ranks (default: while every rank "
-                "computes, as in a run)");
+                "micro-benchmarks only: write the measured link without running the scenario "
+                "(default: then run it for a few iterations and fit it to that run)");
+  cmd->add_flag("--idle-link", args->idle_link,
+                "with --alone: write the link as measured with idle ranks (default: while "
+                "every rank computes, as in a run)");
+  cmd->add_option("--run-iterations", args->run_iterations,
+                  "iterations of the run the scenario is fitted to (after one warm-up)")
+      ->default_val(5)
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--links-output", args->links_output)->group("");  // parent to ranks
   cmd->add_option("--backend", args->backend,
                   "torch: LibTorch ranks on CPU, over Gloo (`gloo` is accepted for it); cuda: "
                   "GPUs with CUDA + NCCL (falls back to torch without one)")

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -181,6 +182,28 @@ LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc,
   }
   kill_all();
   return result;
+}
+
+void run_own_command_or_throw(const std::vector<std::string>& argv) {
+  const bool in_place = forks_in_place(RankStart::kFork);
+  flush_output();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw RuntimeFailure(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::dup2(STDERR_FILENO, STDOUT_FILENO);
+    become_rank(argv, in_place);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw RuntimeFailure(std::string("waitpid: ") + std::strerror(errno));
+  }
+  const std::string what = "`pipetwin " + (argv.size() > 1 ? argv[1] : std::string()) + "`";
+  if (!WIFEXITED(status)) {
+    throw RuntimeFailure(what + " was killed by " + strsignal(WTERMSIG(status)));
+  }
+  const int code = WEXITSTATUS(status);
+  if (code == 2) throw InputError(what + " rejected its input (exit 2)");
+  if (code != 0) throw RuntimeFailure(what + " exited with code " + std::to_string(code));
 }
 
 }  // namespace pipetwin

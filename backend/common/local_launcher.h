@@ -41,6 +41,12 @@ LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc,
 void launch_local_ranks_or_throw(const std::vector<std::string>& argv, int nproc, double timeout_s,
                                  RankStart start);
 
+// Runs `argv` (a command line of this binary; argv[0] is replaced) in one child process
+// started as a rank is (a fork that calls the rank entry where safe, else an exec), but with
+// no rank environment, so that it may launch ranks of its own; its standard output goes to
+// standard error. Waits for it and throws as launch_local_ranks_or_throw does when it fails.
+void run_own_command_or_throw(const std::vector<std::string>& argv);
+
 // The number of threads this process runs now (from /proc; 0 when it cannot be read).
 int running_threads();
 

@@ -28,10 +28,25 @@ proto::Cluster make(const std::string& name, int gpus_per_node, const std::strin
   return c;
 }
 
+// GEMM efficiency by shape (docs/models.md): the multiprocessors of the datasheet; 128 x 128
+// tiles, the shape that times the H100 measurements of bench/data best; the fraction of the
+// peak a whole wave reaches, fitted per GPU type (A100: Megatron-LM's 1.7B GPT; H100, and
+// the H800 and H200 that share its tensor cores and clocks: bench/data's cuBLAS GEMMs).
+void set_gemm_curve(proto::Cluster& c, int sm_count, double peak_fraction) {
+  proto::GemmEfficiency* g = c.mutable_gpu()->mutable_gemm_efficiency();
+  g->set_sm_count(sm_count);
+  g->set_peak_fraction(peak_fraction);
+}
+constexpr int kA100Sms = 108;  // NVIDIA A100 Tensor Core GPU Architecture whitepaper
+constexpr int kH100Sms = 132;  // NVIDIA H100 Tensor Core GPU Architecture whitepaper (SXM5)
+constexpr double kA100PeakFraction = 0.80;  // 0.7997, bench/megatron_weak_scaling.py
+constexpr double kH100PeakFraction = 0.69;
+
 proto::Cluster dgx_a100() {
   // A100 SXM4 80GB: 312 TFLOPS dense BF16 (624 is with 2:4 sparsity).
   proto::Cluster c = make("dgx-a100", 8, "A100-SXM4-80GB", 312, 80);
   c.mutable_gpu()->set_memory_bandwidth_gbytes_per_s(2039);  // HBM2e
+  set_gemm_curve(c, kA100Sms, kA100PeakFraction);
   // NVLink 3 through NVSwitch: 600 GB/s total per GPU = 300 each way.
   set_link(c.mutable_intra_node(), 300, 3);
   c.mutable_intra_node()->set_kind(proto::NVSWITCH);
@@ -49,6 +64,7 @@ proto::Cluster dgx_h100() {
   // H100 SXM5 80GB: 989 TFLOPS dense BF16 (1,979 is with sparsity).
   proto::Cluster c = make("dgx-h100", 8, "H100-SXM5-80GB", 989, 80);
   c.mutable_gpu()->set_memory_bandwidth_gbytes_per_s(3350);  // HBM3
+  set_gemm_curve(c, kH100Sms, kH100PeakFraction);
   // NVLink 4 through NVSwitch: 900 GB/s total per GPU = 450 each way.
   set_link(c.mutable_intra_node(), 450, 3);
   c.mutable_intra_node()->set_kind(proto::NVSWITCH);
@@ -62,6 +78,17 @@ proto::Cluster dgx_h100() {
   return c;
 }
 
+proto::Cluster dgx_h200() {
+  // H200 SXM 141GB: the H100's tensor cores (989 TFLOPS dense BF16) with 141 GB of HBM3e at
+  // 4.8 TB/s; the DGX H200 keeps the DGX H100's NVLink 4, NICs and PCIe.
+  proto::Cluster c = dgx_h100();
+  c.set_preset("dgx-h200");
+  c.mutable_gpu()->set_name("H200-SXM-141GB");
+  c.mutable_gpu()->set_memory_gib(141);
+  c.mutable_gpu()->set_memory_bandwidth_gbytes_per_s(4800);
+  return c;
+}
+
 proto::Cluster hgx_h800() {
   // H800 SXM5 80GB, the H100 for the Chinese market: the H100's 989 TFLOPS dense BF16 and
   // HBM3, NVLink cut to 400 GB/s total per GPU = 200 each way. The nodes DeepSeek-V3 trained
@@ -69,6 +96,7 @@ proto::Cluster hgx_h800() {
   // NIC per GPU (50 GB/s each way).
   proto::Cluster c = make("hgx-h800", 8, "H800-SXM5-80GB", 989, 80);
   c.mutable_gpu()->set_memory_bandwidth_gbytes_per_s(3350);
+  set_gemm_curve(c, kH100Sms, kH100PeakFraction);
   set_link(c.mutable_intra_node(), 200, 3);
   c.mutable_intra_node()->set_kind(proto::NVSWITCH);
   set_link(c.mutable_inter_node(), 50, 5);
@@ -84,6 +112,7 @@ proto::Cluster pcie_8xa100() {
   // kernels may run somewhat slower; calibrate).
   proto::Cluster c = make("pcie-8xa100", 8, "A100-PCIe-80GB", 312, 80);
   c.mutable_gpu()->set_memory_bandwidth_gbytes_per_s(1935);  // HBM2e
+  set_gemm_curve(c, kA100Sms, kA100PeakFraction);
   // No NVLink: GPU-to-GPU traffic is PCIe Gen4 x16 peer-to-peer through the shared switch.
   set_link(c.mutable_intra_node(), kPcieGen4x16, 2);
   c.mutable_intra_node()->set_kind(proto::PCIE_SWITCH);
@@ -115,8 +144,8 @@ struct Preset {
   proto::Cluster (*make)();
 };
 constexpr Preset kPresets[] = {
-    {"dgx-a100", dgx_a100},       {"dgx-h100", dgx_h100}, {"hgx-h800", hgx_h800},
-    {"pcie-8xa100", pcie_8xa100}, {"cpu-host", cpu_host},
+    {"dgx-a100", dgx_a100}, {"dgx-h100", dgx_h100},       {"dgx-h200", dgx_h200},
+    {"hgx-h800", hgx_h800}, {"pcie-8xa100", pcie_8xa100}, {"cpu-host", cpu_host},
 };
 
 }  // namespace

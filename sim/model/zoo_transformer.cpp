@@ -6,6 +6,8 @@
 #include "sim/model/zoo_transformer.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/model/zoo_fields.h"
 
@@ -67,6 +69,49 @@ MlpCosts mlp_costs(const TransformerShape& t, double f) {
   return c;
 }
 
+using Split = GemmShape::Split;
+using Part = GemmShape::Part;
+
+void add_gemm(std::vector<GemmShape>& gemms, double rows, double n, double k, Split split,
+              Part part = Part::kWeights, double count = 1) {
+  gemms.push_back({rows, n, k, count, split, part});
+}
+
+// An MLP of width f: up (and gate, fused) column-parallel, down row-parallel.
+void add_mlp_gemms(std::vector<GemmShape>& gemms, const TransformerShape& t, double rows, double f,
+                   Part part = Part::kWeights, double count = 1) {
+  const double h = static_cast<double>(t.hidden);
+  add_gemm(gemms, rows, (t.swiglu ? 2 : 1) * f, h, Split::kN, part, count);
+  add_gemm(gemms, rows, h, f, Split::kK, part, count);
+}
+
+// The attention's products per token row: projections (MLA's down-projections whole on every
+// tensor-parallel GPU), then QK^T and the product with V, a head each.
+std::vector<GemmShape> attention_gemms(const TransformerShape& t, const AttentionWidths& a) {
+  const double s = static_cast<double>(t.seq_len), h = static_cast<double>(t.hidden);
+  const double heads = static_cast<double>(t.heads);
+  std::vector<GemmShape> g;
+  if (t.mla()) {
+    const double q_lora = static_cast<double>(t.q_lora_rank);
+    const double kv_lora = static_cast<double>(t.kv_lora_rank);
+    if (q_lora > 0) {
+      add_gemm(g, s, q_lora, h, Split::kNone);
+      add_gemm(g, s, a.q, q_lora, Split::kN);
+    } else {
+      add_gemm(g, s, a.q, h, Split::kN);
+    }
+    add_gemm(g, s, kv_lora + static_cast<double>(t.rope_head_dim), h, Split::kNone);
+    add_gemm(g, s, heads * static_cast<double>(t.head_dim + t.v_head_dim), kv_lora, Split::kN);
+  } else {
+    add_gemm(g, s, a.q + a.k + a.v, h, Split::kN);
+  }
+  add_gemm(g, s, h, a.out, Split::kK);
+  add_gemm(g, s, s, static_cast<double>(t.head_dim + t.rope_head_dim), Split::kCount,
+           Part::kAttentionCore, heads);
+  add_gemm(g, s, static_cast<double>(t.v_head_dim), s, Split::kCount, Part::kAttentionCore, heads);
+  return g;
+}
+
 ModelLayer block_layer(const TransformerShape& t, int64_t index) {
   const double s = static_cast<double>(t.seq_len), h = static_cast<double>(t.hidden);
   const double heads = static_cast<double>(t.heads);
@@ -86,6 +131,7 @@ ModelLayer block_layer(const TransformerShape& t, int64_t index) {
   double memory = kHalf * (4 * h + 6 * h + 2 * a.rotary);
 
   ModelLayer l;
+  std::vector<GemmShape> gemms = attention_gemms(t, a);
   const std::string name = "block_" + std::to_string(index);
   if (t.is_moe_block(index)) {
     const MoeShape& moe = t.moe;
@@ -104,6 +150,10 @@ ModelLayer block_layer(const TransformerShape& t, int64_t index) {
     memory += kHalf * 4 * h * k + (k + shared) * expert.memory;
     l = zoo_layer(name, s * flops, s * h * kHalf, s * stash,
                   t.block_parameters(index) * static_cast<int64_t>(kFp32));
+    add_gemm(gemms, s, experts, h, Split::kNone);  // the router
+    add_mlp_gemms(gemms, t, s * k / experts, static_cast<double>(moe.expert_ffn), Part::kExpert,
+                  experts);
+    if (shared > 0) add_mlp_gemms(gemms, t, s, shared * static_cast<double>(moe.expert_ffn));
     l.moe.experts = static_cast<int32_t>(moe.experts);
     l.moe.top_k = static_cast<int32_t>(moe.top_k);
     l.moe.expert_flops_per_sample = s * expert.flops;
@@ -122,7 +172,9 @@ ModelLayer block_layer(const TransformerShape& t, int64_t index) {
     memory += mlp.memory;
     l = zoo_layer(name, s * flops, s * h * kHalf, s * stash,
                   t.block_parameters(index) * static_cast<int64_t>(kFp32));
+    add_mlp_gemms(gemms, t, s, static_cast<double>(t.ffn));
   }
+  l.gemms = std::move(gemms);
   // Tensor parallelism (Megatron-LM): attention and MLP each all-reduce their output
   // forward and their input gradient backward, s x h 16-bit values per sample; the norms'
   // inputs and outputs stay whole on every GPU unless sequence parallelism splits them.
@@ -166,6 +218,7 @@ std::vector<ModelLayer> transformer_layers(const TransformerShape& t) {
                              head_parameters * static_cast<int64_t>(kFp32)));
   ModelLayer& head = layers.back();
   head.bwd_weight->flops_per_sample = 2 * s * h * v;  // tied or not, the GEMM's weight gradient
+  add_gemm(head.gemms, s, v, h, Split::kN);           // vocabulary-parallel logits
   head.tp_bwd_collectives = 1;
   head.tp_allreduce_bytes_per_sample = s * h * kHalf;
   head.bwd_weight_stash_bytes_per_sample = s * h * kHalf + s * v * kHalf;

@@ -7,6 +7,37 @@
 namespace pipetwin {
 namespace {
 
+GemmCurve resolve_gemm_curve(const ScenarioChecker& check, const proto::Gpu& gpu) {
+  const proto::GemmEfficiency& g = gpu.gemm_efficiency();
+  const std::string path = "cluster.gpu.gemm_efficiency";
+  if (!(g.peak_fraction() > 0 && g.peak_fraction() <= 1)) {
+    check.fail(path + ".peak_fraction",
+               g.has_peak_fraction() ? "must be in (0, 1], got " + number_text(g.peak_fraction())
+                                     : "missing: the fraction of peak_tflops a whole wave "
+                                       "of whole tiles reaches");
+  }
+  check.non_negative(g.sm_count(), path + ".sm_count");
+  check.positive(true, g.tile_m(), path + ".tile_m");
+  check.positive(true, g.tile_n(), path + ".tile_n");
+  if (!(g.memory_efficiency() >= 0 && g.memory_efficiency() <= 1)) {
+    check.fail(path + ".memory_efficiency",
+               "must be in [0, 1], got " + number_text(g.memory_efficiency()));
+  }
+  if (g.memory_efficiency() > 0 && !(gpu.memory_bandwidth_gbytes_per_s() > 0)) {
+    check.fail(path + ".memory_efficiency",
+               "times GEMMs' operands over cluster.gpu.memory_bandwidth_gbytes_per_s: set it, "
+               "or memory_efficiency: 0");
+  }
+  GemmCurve curve;
+  curve.peak_flops = gpu.peak_tflops() * 1e12;
+  curve.peak_fraction = g.peak_fraction();
+  curve.sm_count = g.sm_count();
+  curve.tile_m = g.tile_m();
+  curve.tile_n = g.tile_n();
+  curve.memory_bytes_per_s = g.memory_efficiency() * gpu.memory_bandwidth_gbytes_per_s() * 1e9;
+  return curve;
+}
+
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 LinkSpec resolve_link(const ScenarioChecker& check, const proto::Link& link,
@@ -115,6 +146,7 @@ ClusterSpec resolve_cluster(const ScenarioChecker& check, const LoadedScenario& 
     check.non_negative(d.wakeup_us(), "cluster.dispatch.wakeup_us");
     cluster.dispatch = {d.issue_us() * 1e-6, d.wakeup_us() * 1e-6};
   }
+  if (c.gpu().has_gemm_efficiency()) cluster.gemm_curve = resolve_gemm_curve(check, c.gpu());
   for (int n = 0; n < c.nodes(); ++n) {
     for (int g = 0; g < c.gpus_per_node(); ++g) {
       DeviceSpec device;
@@ -144,6 +176,11 @@ ClusterSpec resolve_cluster(const ScenarioChecker& check, const LoadedScenario& 
                                    std::to_string(cluster.devices.size()));
     }
     DeviceSpec& device = cluster.devices[o.id()];
+    if (o.gpu().has_gemm_efficiency()) {
+      check.fail(path + ".gpu.gemm_efficiency",
+                 "one GEMM curve serves the whole cluster: set cluster.gpu.gemm_efficiency "
+                 "(or model.zoo.efficiency)");
+    }
     if (o.gpu().has_peak_tflops()) {
       check.positive(true, o.gpu().peak_tflops(), path + ".gpu.peak_tflops");
       device.peak_flops = o.gpu().peak_tflops() * 1e12;

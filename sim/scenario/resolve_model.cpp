@@ -5,6 +5,7 @@
 #include "sim/model/activation_recompute.h"
 #include "sim/model/memory_bound_time.h"
 #include "sim/model/model_sources.h"
+#include "sim/model/shape_efficiency.h"
 #include "sim/scenario/resolve_layer_costs.h"
 #include "sim/spec/errors.h"
 
@@ -92,6 +93,19 @@ void add_memory_bound_kernels(const ScenarioChecker& check, const proto::Scenari
   }
   add_memory_bound_time(setup.model, efficiency * bandwidth * 1e9,
                         setup.training.sequence_parallel);
+}
+
+void add_shape_efficiency(const proto::Scenario& s, ResolvedScenario& setup) {
+  if (!s.model().has_zoo() || s.model().zoo().has_efficiency() || s.model().layers_size() > 0 ||
+      !setup.cluster.gemm_curve) {
+    return;
+  }
+  const TrainingSpec& t = setup.training;
+  const double samples =
+      static_cast<double>(t.global_batch) / (static_cast<double>(t.data_parallel) * t.microbatches);
+  if (!(samples > 0)) return;  // the training section's own checks say why
+  apply_shape_efficiency(setup.model, *setup.cluster.gemm_curve, samples,
+                         {t.tensor_parallel, t.context_parallel, t.expert_parallel});
 }
 
 void add_activation_recompute(const ScenarioChecker& check, ResolvedScenario& setup) {

@@ -16,6 +16,11 @@ void add_memory_bound_kernels(const ScenarioChecker& check, const proto::Scenari
                               ResolvedScenario& setup);
 
 // training.recompute: rebuilds activations in the backward of setup.model's layers.
+// GEMM efficiency by shape (sim/model/shape_efficiency.h): a zoo model without an explicit
+// model.zoo.efficiency on a cluster whose GPU has a GEMM curve, at the scenario's microbatch
+// size and parallelism. Before expert parallelism and recomputation, which copy its costs.
+void add_shape_efficiency(const proto::Scenario& s, ResolvedScenario& setup);
+
 void add_activation_recompute(const ScenarioChecker& check, ResolvedScenario& setup);
 
 }  // namespace pipetwin

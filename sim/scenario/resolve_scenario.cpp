@@ -46,6 +46,7 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   if (s.model().has_zoo() && s.model().zoo().memory_efficiency() != 0) {
     add_memory_bound_kernels(check, s, setup);
   }
+  add_shape_efficiency(s, setup);
   add_expert_parallel(check, s, setup);
   add_activation_recompute(check, setup);
   if (setup.freeze.cache_epoch_iterations > 0 && !setup.cluster.has_host_link) {

@@ -1,6 +1,7 @@
 // The resolved cluster: one entry per GPU and the links between them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,16 @@ struct DispatchSpec {
   double wakeup_s = 0;  // after a dependency on another lane ended
 };
 
+// cluster.gpu.gemm_efficiency: how fast a GEMM runs by its shape (sim/model/gemm_curve.h).
+struct GemmCurve {
+  double peak_flops = 0;     // dense FLOP/s of the datasheet
+  double peak_fraction = 1;  // of peak_flops, in a whole wave of whole tiles
+  int sm_count = 0;          // 0: no wave quantisation
+  int tile_m = 128, tile_n = 128;
+  double memory_bytes_per_s = 0;  // bandwidth times memory_efficiency; 0: no memory bound
+  bool flat() const { return sm_count == 0 && memory_bytes_per_s == 0; }
+};
+
 struct ClusterSpec {
   std::vector<DeviceSpec> devices;
   int nodes = 1;
@@ -59,6 +70,8 @@ struct ClusterSpec {
   FabricSpec fabric;
   InterferenceSpec interference;
   DispatchSpec dispatch;
+  // The GPU's GEMM curve; the zoo's transformers use it unless model.zoo.efficiency is set.
+  std::optional<GemmCurve> gemm_curve;
   // A SimGrid XML platform (resolved path) replacing the built fabric, and the host of
   // each device on it (empty: the platform's hosts in name order).
   std::string simgrid_platform;

@@ -72,6 +72,21 @@ struct MoeLayerCost {
   double capacity_factor = 0;  // 0: dropless
 };
 
+// One matrix product of a layer's forward, C[m x n] = A[m x k] B[k x n], and `count` of them
+// side by side (a head each, an expert each), with m = rows_per_sample rows per sample. Tensor
+// parallelism divides n (column-parallel), k (row-parallel) or count (heads, experts' width
+// aside); an expert's rows grow with expert parallelism (each expert gathers its tokens from
+// the group). What GEMM efficiency by shape times (sim/model/shape_efficiency.h).
+struct GemmShape {
+  enum class Split { kNone, kN, kK, kCount };
+  enum class Part { kWeights, kAttentionCore, kExpert };
+  double rows_per_sample = 0;
+  double n = 0, k = 0, count = 1;
+  Split tensor_split = Split::kNone;
+  Part part = Part::kWeights;
+  double flops_per_sample() const { return 2 * rows_per_sample * n * k * count; }
+};
+
 struct ModelLayer {
   std::string name;
   LayerCost fwd;
@@ -126,6 +141,8 @@ struct ModelLayer {
   double cp_kv_bytes_per_sample = 0;
   double cp_qkvo_bytes_per_sample = 0;
   double cp_attention_flops_per_sample = 0;
+  // The forward's matrix products (zoo transformers), whose FLOPs are part of fwd's.
+  std::vector<GemmShape> gemms;
   // Indices (into ModelSpec::layers) of the later layers that read this layer's output.
   // A chain has {i + 1}; a DAG (ResNet branches) may have several. The bytes crossing a
   // cut between layer k and k+1 are the outputs of layers <= k read by a layer > k.

@@ -21,6 +21,7 @@ namespace {
 
 using testing::CliResult;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::run_pipetwin;
 using testing::TempDir;
 
@@ -221,12 +222,28 @@ TEST(RealRunMeasure, ProfileAndCalibrateWriteScenariosTheSimulatorsRun) {
   EXPECT_THAT(text, HasSubstr("optim_ms"));
   EXPECT_THAT(text, HasSubstr("partition: [2, 2]"));  // the placement is written out
   EXPECT_THAT(text, HasSubstr("zoo {"));              // and the architecture, for run
-  const CliResult c =
-      run_pipetwin("calibrate " + profiled + " --sizes 4096,65536,1048576 -o " + calibrated);
+  // --alone: the micro-benchmarks only, the link as a run loads it.
+  const auto alone = (dir.path() / "alone.textproto").string();
+  const CliResult a = run_pipetwin("calibrate " + profiled +
+                                   " --sizes 4096,65536,1048576 --alone -o " + alone);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_THAT(a.err, HasSubstr("fit alone: "));
+  EXPECT_THAT(a.err, HasSubstr("fit under load: "));
+  EXPECT_THAT(testing::read_all(alone), HasSubstr("while every rank computes"));
+  EXPECT_THAT(testing::read_all(alone), Not(HasSubstr("interference {")));
+  // The default: then a short run of the scenario, which the scenario is fitted to (what a
+  // run adds: interference and dispatch gaps), keeping the scenario's own iterations.
+  const CliResult c = run_pipetwin("calibrate " + profiled +
+                                   " --sizes 4096,65536,1048576 --run-iterations 2 -o " +
+                                   calibrated);
   ASSERT_EQ(c.exit_code, 0) << c.err;
-  EXPECT_THAT(c.err, HasSubstr("fit alone: "));
-  EXPECT_THAT(c.err, HasSubstr("fit under load: "));
-  EXPECT_THAT(testing::read_all(calibrated), HasSubstr("while every rank computes"));
+  EXPECT_THAT(c.err, HasSubstr("running the scenario for 2 iterations"));
+  const std::string fitted = testing::read_all(calibrated);
+  EXPECT_THAT(fitted, HasSubstr("a run of 2 iterations that the scenario is fitted to"));
+  for (const char* field : {"interference {", "dispatch {", "intra_node {"}) {
+    EXPECT_THAT(fitted, HasSubstr(field));
+  }
+  EXPECT_THAT(fitted, HasSubstr("iterations: 20"));
   const CliResult s = run_pipetwin("simulate " + calibrated + " --json");
   ASSERT_EQ(s.exit_code, 0) << s.err;
   const nlohmann::json j = nlohmann::json::parse(s.out);

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""How well the micro-benchmark calibration predicts the shipped CPU scenarios.
+
+For every shipped scenario that runs on CPU ranks: `pipetwin profile` measures its layers
+(not with tensor or expert parallelism, whose zoo FLOPs stay the cost curves' shape), then
+two calibrations of that file are simulated:
+  alone:     `pipetwin calibrate --alone` (micro-benchmarks only: the link between two ranks);
+  with run:  `pipetwin calibrate` (the same micro-benchmarks, then a run of 5 iterations that
+             the scenario is fitted to: dispatch gaps, interference, the link under load).
+Each prediction (`pipetwin simulate`, the training time) is held against the median of
+`--repeat` separate runs of the scenario (`pipetwin run --repeat`), measured after both
+calibrations. The calibrating run is not one of them. A second configuration per scenario
+(twice the microbatches, same batch) is predicted from the same calibrated files and run as
+well: nothing of it enters any fit.
+
+    bench/calibration_accuracy.py [--repeat 5] [--pin] [--only mlp,gpt,...] [--out DIR]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PIPETWIN = os.path.join(ROOT, "build", "pipetwin")
+SCENARIOS = os.path.join(ROOT, "scenarios")
+
+# name, scenario, its microbatches (the held-out configuration doubles them), whether
+# `pipetwin profile` applies (its measured layers do not split over tensor- or
+# expert-parallel GPUs: those scenarios are calibrated as shipped, their zoo FLOPs the shape)
+SHIPPED = [
+    ("mlp", "mlp-cpu-2rank.textproto", 8, True),
+    ("gpt", "gpt-cpu-2rank.textproto", 4, True),
+    ("vgg16", "vgg16-cpu-2rank.textproto", 4, True),
+    ("resnet18", "resnet18-cpu-2rank.textproto", 4, True),
+    ("gpt-tp2-pp2", "gpt-tp2-pp2-cpu.textproto", 4, False),
+    ("moe-ep2-pp2", "moe-ep2-pp2-cpu.textproto", 4, False),
+]
+RUN_FLAGS = []
+
+
+def pipetwin(*args, json_out=True):
+    result = subprocess.run([PIPETWIN, *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"pipetwin {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+    return json.loads(result.stdout) if json_out else result.stdout
+
+
+def sets(values):
+    return [arg for v in values for arg in ("--set", v)]
+
+
+def simulate(scenario, extra):
+    return pipetwin("simulate", scenario, *sets(extra), "--json")["training_time_s"]
+
+
+def measure(scenario, extra, repeat):
+    r = pipetwin("run", scenario, *sets(extra), *RUN_FLAGS, "--repeat", str(repeat),
+                 "--json")["repeat"]
+    return {"median_s": r["median_s"], "min_s": r["min_s"], "max_s": r["max_s"],
+            "spread": (r["max_s"] - r["min_s"]) / r["median_s"]}
+
+
+def row(name, scenario, microbatches, profile, repeat, out):
+    source = os.path.join(SCENARIOS, scenario)
+    profiled = os.path.join(out, f"{name}-profiled.textproto") if profile else source
+    if profile:
+        pipetwin("profile", source, "-o", profiled, json_out=False)
+    files = {"alone": os.path.join(out, f"{name}-alone.textproto"),
+             "with run": os.path.join(out, f"{name}-calibrated.textproto")}
+    pipetwin("calibrate", profiled, "--alone", "-o", files["alone"], json_out=False)
+    pipetwin("calibrate", profiled, "-o", files["with run"], json_out=False)
+    result = {"name": name, "scenario": scenario, "configs": []}
+    for label, extra in [("as shipped", []),
+                         (f"microbatches {2 * microbatches}",
+                          [f"training.microbatches={2 * microbatches}"])]:
+        predicted = {mode: simulate(path, extra) for mode, path in files.items()}
+        measured = measure(source, extra, repeat)
+        result["configs"].append({
+            "config": label, "measured": measured, "predicted_s": predicted,
+            "error": {m: p / measured["median_s"] - 1 for m, p in predicted.items()}})
+    return result
+
+
+def ms(seconds):
+    return f"{seconds * 1e3:.1f} ms"
+
+
+def table(results):
+    lines = ["| scenario | configuration | measured median (min-max) | spread | "
+             "alone: predicted | error | with run: predicted | error |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in results:
+        for c in r["configs"]:
+            m = c["measured"]
+            lines.append(
+                f"| {r['scenario']} | {c['config']} | {ms(m['median_s'])} "
+                f"({ms(m['min_s'])}-{ms(m['max_s'])}) | {100 * m['spread']:.0f}% | "
+                f"{ms(c['predicted_s']['alone'])} | {100 * c['error']['alone']:+.1f}% | "
+                f"{ms(c['predicted_s']['with run'])} | {100 * c['error']['with run']:+.1f}% |")
+    lines.append("")
+    for mode in ("alone", "with run"):
+        for k, config in enumerate(("as shipped", "twice the microbatches")):
+            errors = [abs(r["configs"][k]["error"][mode]) for r in results]
+            lines.append(f"{mode}, {config}: mean |error| {100 * statistics.mean(errors):.1f}%, "
+                         f"largest {100 * max(errors):.1f}%, "
+                         f"{sum(e <= 0.10 for e in errors)} of {len(errors)} within 10%")
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--pin", action="store_true", help="pin each rank to one core")
+    parser.add_argument("--only", default="", help="comma-separated names")
+    parser.add_argument("--out", default="", help="keep the calibrated files here")
+    args = parser.parse_args()
+    if args.pin:
+        RUN_FLAGS.append("--pin")
+    only = set(filter(None, args.only.split(",")))
+    out = args.out or tempfile.mkdtemp(prefix="pipetwin-calibration-")
+    os.makedirs(out, exist_ok=True)
+    results = []
+    for name, scenario, microbatches, profile in SHIPPED:
+        if only and name not in only:
+            continue
+        results.append(row(name, scenario, microbatches, profile, args.repeat, out))
+        print(f"{name}: done", file=sys.stderr)
+    with open(os.path.join(out, "calibration_accuracy.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()

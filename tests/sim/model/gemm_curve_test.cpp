@@ -1,0 +1,146 @@
+// GEMM efficiency by shape (sim/model/gemm_curve.h): time never falls as a GEMM grows, no
+// shape beats the peak fraction and a whole wave of whole tiles reaches it, a flat curve is
+// the flat `efficiency` model, and on the cuBLAS GEMMs measured on an H100 (bench/data) the
+// H100 preset's curve is closer than any flat efficiency.
+#include "sim/model/gemm_curve.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sim/cluster/presets.h"
+
+namespace pipetwin {
+namespace {
+
+GemmCurve h100() {
+  const proto::Cluster c = *cluster_preset("dgx-h100");
+  const proto::GemmEfficiency& g = c.gpu().gemm_efficiency();
+  GemmCurve curve;
+  curve.peak_flops = c.gpu().peak_tflops() * 1e12;
+  curve.peak_fraction = g.peak_fraction();
+  curve.sm_count = g.sm_count();
+  curve.tile_m = g.tile_m();
+  curve.tile_n = g.tile_n();
+  curve.memory_bytes_per_s = g.memory_efficiency() * c.gpu().memory_bandwidth_gbytes_per_s() * 1e9;
+  return curve;
+}
+
+TEST(GemmCurve, TimeNeverFallsAsAnyDimensionGrows) {
+  const GemmCurve curve = h100();
+  const std::vector<double> sizes = {1, 64, 100, 128, 129, 1000, 1536, 4096, 4097, 16384, 70000};
+  for (double m : sizes) {
+    for (double n : sizes) {
+      for (double k : sizes) {
+        const double t = gemm_seconds(curve, m, n, k);
+        EXPECT_LE(t, gemm_seconds(curve, m + 37, n, k)) << m << " " << n << " " << k;
+        EXPECT_LE(t, gemm_seconds(curve, m, n + 37, k)) << m << " " << n << " " << k;
+        EXPECT_LE(t, gemm_seconds(curve, m, n, k + 37)) << m << " " << n << " " << k;
+        EXPECT_LE(t, gemm_seconds(curve, m, n, k, 2)) << m << " " << n << " " << k;
+      }
+    }
+  }
+}
+
+TEST(GemmCurve, TopsAtThePeakFractionInAWholeWaveOfWholeTiles) {
+  const GemmCurve curve = h100();
+  for (double m = 64; m <= 32768; m *= 2) {
+    for (double n = 64; n <= 32768; n *= 2) {
+      EXPECT_LE(gemm_efficiency(curve, m, n, 8192), curve.peak_fraction * (1 + 1e-12));
+    }
+  }
+  // 12 x 11 tiles of 128 x 128 are the 132 multiprocessors' one wave.
+  EXPECT_NEAR(gemm_efficiency(curve, 12 * 128, 11 * 128, 16384), curve.peak_fraction, 1e-12);
+  // One tile more takes a second wave: almost half the efficiency.
+  EXPECT_NEAR(gemm_efficiency(curve, 12 * 128 + 1, 11 * 128, 16384),
+              curve.peak_fraction * (12 * 128 + 1) / (2 * 12 * 128), 1e-12);
+  // A thin GEMM is memory-bound: its operands at 80% of 3,350 GB/s.
+  const double m = 16384, n = 16384, k = 16;
+  EXPECT_NEAR(gemm_seconds(curve, m, n, k), 2 * (m * k + k * n + m * n) / (0.8 * 3350e9), 1e-15);
+}
+
+TEST(GemmCurve, AFlatCurveIsTheFlatEfficiency) {
+  GemmCurve flat;
+  flat.peak_flops = 312e12;
+  flat.peak_fraction = 0.7;
+  flat.sm_count = 0;
+  flat.memory_bytes_per_s = 0;
+  ASSERT_TRUE(flat.flat());
+  for (double m : {1.0, 77.0, 2048.0}) {
+    for (double k : {3.0, 4096.0}) {
+      EXPECT_DOUBLE_EQ(gemm_seconds(flat, m, 1000, k), 2 * m * 1000 * k / (312e12 * 0.7));
+    }
+  }
+}
+
+struct Measured {
+  double m, n, k, seconds;
+};
+
+// The two runs' median times of each shape, averaged.
+std::vector<Measured> h100_measurements() {
+  std::map<std::tuple<double, double, double>, std::vector<double>> times;
+  for (const char* run : {"run1", "run2"}) {
+    std::ifstream in(std::string(PIPETWIN_SOURCE_DIR) + "/bench/data/gemm-bf16-h100-" + run +
+                     ".csv");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#' || line.rfind("grid", 0) == 0) continue;
+      std::stringstream fields(line);
+      std::string grid, m, n, k, median;
+      std::getline(fields, grid, ',');
+      std::getline(fields, m, ',');
+      std::getline(fields, n, ',');
+      std::getline(fields, k, ',');
+      std::getline(fields, median, ',');
+      times[{std::stod(m), std::stod(n), std::stod(k)}].push_back(std::stod(median));
+    }
+  }
+  std::vector<Measured> rows;
+  for (const auto& [shape, runs] : times) {
+    const auto& [m, n, k] = shape;
+    rows.push_back({m, n, k, std::accumulate(runs.begin(), runs.end(), 0.0) / runs.size()});
+  }
+  return rows;
+}
+
+// Mean |predicted / measured - 1| over the GEMMs of at least 50 us (below, the launch that the
+// benchmark times with each lone GEMM dominates; in training, launches overlap).
+template <typename Predict>
+double mean_error(const std::vector<Measured>& rows, Predict predict) {
+  double sum = 0;
+  int count = 0;
+  for (const Measured& r : rows) {
+    if (r.seconds < 50e-6) continue;
+    sum += std::abs(predict(r) / r.seconds - 1);
+    ++count;
+  }
+  return sum / count;
+}
+
+TEST(GemmCurve, PredictsTheMeasuredH100GemmsBetterThanAnyFlatEfficiency) {
+  const std::vector<Measured> rows = h100_measurements();
+  ASSERT_EQ(rows.size(), 184u);
+  const GemmCurve curve = h100();
+  const double shaped =
+      mean_error(rows, [&](const Measured& r) { return gemm_seconds(curve, r.m, r.n, r.k); });
+  double best_flat = 1e9;
+  for (double e = 0.3; e <= 1.0; e += 0.01) {
+    best_flat = std::min(best_flat, mean_error(rows, [&](const Measured& r) {
+                           return 2 * r.m * r.n * r.k / (curve.peak_flops * e);
+                         }));
+  }
+  EXPECT_LT(shaped, 0.11);
+  EXPECT_LT(shaped, best_flat - 0.03) << "flat " << best_flat;
+}
+
+}  // namespace
+}  // namespace pipetwin
