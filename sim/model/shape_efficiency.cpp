@@ -23,21 +23,21 @@ LayerGemmTimes layer_gemm_times(const ModelLayer& layer, const GemmCurve& curve,
                                 const ShapeParallelism& parallel) {
   LayerGemmTimes t;
   const double spread = static_cast<double>(parallel.tensor) * parallel.context / samples;
-  for (const GemmShape& g : layer.gemms) {
+  for (const LayerGemm& g : layer.gemms) {
     const GemmOnGpu s = gemm_on_gpu(g, samples, parallel);
     const double flops = g.flops_per_sample();
     const double fwd = gemm_seconds(curve, s.m, s.n, s.k, s.count) * spread;
     const double dx = gemm_seconds(curve, s.m, s.k, s.n, s.count) * spread;
     const double dw = gemm_seconds(curve, s.k, s.n, s.m, s.count) * spread;
     t.fwd.add(fwd, flops);
-    if (g.part == GemmShape::Part::kAttentionCore) {
+    if (g.part == LayerGemm::Part::kAttentionCore) {
       t.attention_core.add(fwd, flops);
       t.input_gradient.add(dx + dw, 2 * flops);  // both are gradients of activations
     } else {
       t.input_gradient.add(dx, flops);
       t.weight_gradient.add(dw, flops);
     }
-    if (g.part == GemmShape::Part::kExpert) t.experts.add(fwd, flops);
+    if (g.part == LayerGemm::Part::kExpert) t.experts.add(fwd, flops);
   }
   return t;
 }
@@ -57,24 +57,24 @@ void scale(LayerCost& cost, double factor) {
 
 }  // namespace
 
-GemmOnGpu gemm_on_gpu(const GemmShape& gemm, double samples, const ShapeParallelism& parallel) {
+GemmOnGpu gemm_on_gpu(const LayerGemm& gemm, double samples, const ShapeParallelism& parallel) {
   GemmOnGpu s{gemm.rows_per_sample * samples / parallel.context, gemm.n, gemm.k, gemm.count};
-  if (gemm.part == GemmShape::Part::kExpert) {
+  if (gemm.part == LayerGemm::Part::kExpert) {
     // Each GPU of the group holds count / E experts and gathers their tokens from all E.
     s.m *= parallel.expert;
     s.count /= parallel.expert;
   }
   switch (gemm.tensor_split) {
-    case GemmShape::Split::kN:
+    case LayerGemm::Split::kN:
       s.n /= parallel.tensor;
       break;
-    case GemmShape::Split::kK:
+    case LayerGemm::Split::kK:
       s.k /= parallel.tensor;
       break;
-    case GemmShape::Split::kCount:
+    case LayerGemm::Split::kCount:
       s.count /= parallel.tensor;
       break;
-    case GemmShape::Split::kNone:
+    case LayerGemm::Split::kNone:
       break;
   }
   return s;

@@ -28,6 +28,6 @@ void apply_shape_efficiency(ModelSpec& model, const GemmCurve& curve, double sam
 struct GemmOnGpu {
   double m = 0, n = 0, k = 0, count = 1;
 };
-GemmOnGpu gemm_on_gpu(const GemmShape& gemm, double samples, const ShapeParallelism& parallel);
+GemmOnGpu gemm_on_gpu(const LayerGemm& gemm, double samples, const ShapeParallelism& parallel);
 
 }  // namespace pipetwin

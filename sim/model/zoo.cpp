@@ -85,9 +85,9 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
     layers.back().cp_kv_bytes_per_sample = 2 * sd * hd * kHalf;
     layers.back().cp_qkvo_bytes_per_sample = 4 * sd * hd * kHalf;
     layers.back().cp_attention_flops_per_sample = 4 * sd * sd * hd;
-    using Split = GemmShape::Split;
-    const GemmShape::Part core = GemmShape::Part::kAttentionCore;
-    const GemmShape::Part weights = GemmShape::Part::kWeights;
+    using Split = LayerGemm::Split;
+    const LayerGemm::Part core = LayerGemm::Part::kAttentionCore;
+    const LayerGemm::Part weights = LayerGemm::Part::kWeights;
     layers.back().gemms = {
         {sd, 3 * hd, hd, 1, Split::kN, weights},    {sd, hd, hd, 1, Split::kK, weights},
         {sd, 4 * hd, hd, 1, Split::kN, weights},    {sd, hd, 4 * hd, 1, Split::kK, weights},
@@ -101,7 +101,7 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
                              static_cast<int64_t>((v * h + 2 * h) * kFp32)));
   layers.back().tp_bwd_collectives = 1;
   layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
-  layers.back().gemms = {{sd, vd, hd, 1, GemmShape::Split::kN, GemmShape::Part::kWeights}};
+  layers.back().gemms = {{sd, vd, hd, 1, LayerGemm::Split::kN, LayerGemm::Part::kWeights}};
   // W of the logits GEMM (2shV FLOPs) needs its input and the logits' gradient.
   layers.back().bwd_weight_stash_bytes_per_sample = sd * hd * kHalf + sd * vd * kHalf;
   // The final layernorm (4sh, whole on every GPU) and the cross-entropy's passes over the

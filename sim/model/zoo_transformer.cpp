@@ -69,16 +69,16 @@ MlpCosts mlp_costs(const TransformerShape& t, double f) {
   return c;
 }
 
-using Split = GemmShape::Split;
-using Part = GemmShape::Part;
+using Split = LayerGemm::Split;
+using Part = LayerGemm::Part;
 
-void add_gemm(std::vector<GemmShape>& gemms, double rows, double n, double k, Split split,
+void add_gemm(std::vector<LayerGemm>& gemms, double rows, double n, double k, Split split,
               Part part = Part::kWeights, double count = 1) {
   gemms.push_back({rows, n, k, count, split, part});
 }
 
 // An MLP of width f: up (and gate, fused) column-parallel, down row-parallel.
-void add_mlp_gemms(std::vector<GemmShape>& gemms, const TransformerShape& t, double rows, double f,
+void add_mlp_gemms(std::vector<LayerGemm>& gemms, const TransformerShape& t, double rows, double f,
                    Part part = Part::kWeights, double count = 1) {
   const double h = static_cast<double>(t.hidden);
   add_gemm(gemms, rows, (t.swiglu ? 2 : 1) * f, h, Split::kN, part, count);
@@ -87,10 +87,10 @@ void add_mlp_gemms(std::vector<GemmShape>& gemms, const TransformerShape& t, dou
 
 // The attention's products per token row: projections (MLA's down-projections whole on every
 // tensor-parallel GPU), then QK^T and the product with V, a head each.
-std::vector<GemmShape> attention_gemms(const TransformerShape& t, const AttentionWidths& a) {
+std::vector<LayerGemm> attention_gemms(const TransformerShape& t, const AttentionWidths& a) {
   const double s = static_cast<double>(t.seq_len), h = static_cast<double>(t.hidden);
   const double heads = static_cast<double>(t.heads);
-  std::vector<GemmShape> g;
+  std::vector<LayerGemm> g;
   if (t.mla()) {
     const double q_lora = static_cast<double>(t.q_lora_rank);
     const double kv_lora = static_cast<double>(t.kv_lora_rank);
@@ -131,7 +131,7 @@ ModelLayer block_layer(const TransformerShape& t, int64_t index) {
   double memory = kHalf * (4 * h + 6 * h + 2 * a.rotary);
 
   ModelLayer l;
-  std::vector<GemmShape> gemms = attention_gemms(t, a);
+  std::vector<LayerGemm> gemms = attention_gemms(t, a);
   const std::string name = "block_" + std::to_string(index);
   if (t.is_moe_block(index)) {
     const MoeShape& moe = t.moe;

@@ -100,6 +100,12 @@ void add_shape_efficiency(const proto::Scenario& s, ResolvedScenario& setup) {
       !setup.cluster.gemm_curve) {
     return;
   }
+  // Models without GEMM shapes (the convolutional nets, the MLP) keep the flat efficiency.
+  const auto& layers = setup.model.layers;
+  if (std::none_of(layers.begin(), layers.end(),
+                   [](const ModelLayer& l) { return !l.gemms.empty(); })) {
+    return;
+  }
   const TrainingSpec& t = setup.training;
   const double samples =
       static_cast<double>(t.global_batch) / (static_cast<double>(t.data_parallel) * t.microbatches);

@@ -77,7 +77,7 @@ struct MoeLayerCost {
 // parallelism divides n (column-parallel), k (row-parallel) or count (heads, experts' width
 // aside); an expert's rows grow with expert parallelism (each expert gathers its tokens from
 // the group). What GEMM efficiency by shape times (sim/model/shape_efficiency.h).
-struct GemmShape {
+struct LayerGemm {
   enum class Split { kNone, kN, kK, kCount };
   enum class Part { kWeights, kAttentionCore, kExpert };
   double rows_per_sample = 0;
@@ -142,7 +142,7 @@ struct ModelLayer {
   double cp_qkvo_bytes_per_sample = 0;
   double cp_attention_flops_per_sample = 0;
   // The forward's matrix products (zoo transformers), whose FLOPs are part of fwd's.
-  std::vector<GemmShape> gemms;
+  std::vector<LayerGemm> gemms;
   // Indices (into ModelSpec::layers) of the later layers that read this layer's output.
   // A chain has {i + 1}; a DAG (ResNet branches) may have several. The bytes crossing a
   // cut between layer k and k+1 are the outputs of layers <= k read by a layer > k.

@@ -99,7 +99,7 @@ TEST(CudaCalibration, ProbePrintsTheFitsAsJson) {
 }
 
 // `pipetwin calibrate --backend cuda` (in pipetwin-real) without a GPU: says why once,
-// then measures the link between LibTorch CPU ranks as without --backend.
+// then calibrates on LibTorch CPU ranks as without --backend (--alone: the link alone).
 TEST(CudaCalibration, CalibrateWithoutAGpuFallsBackToTorchOnce) {
 #ifndef PIPETWIN_HAS_TORCH
   GTEST_SKIP() << "`calibrate` needs pipetwin-real, and this build has no LibTorch";
@@ -107,7 +107,7 @@ TEST(CudaCalibration, CalibrateWithoutAGpuFallsBackToTorchOnce) {
   const std::string reason = cuda_unavailable();
   if (reason.empty()) GTEST_SKIP() << "a CUDA device is visible: calibrate measures it instead";
   const auto result = testing::run_pipetwin(
-      "calibrate builtin:mlp-cpu-2rank --backend cuda --sizes 4096,65536 --repeats 2");
+      "calibrate builtin:mlp-cpu-2rank --backend cuda --sizes 4096,65536 --repeats 2 --alone");
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const std::string said =
       "pipetwin calibrate: " + reason + "; falling back to CPU ranks (--backend torch)\n";

@@ -18,7 +18,7 @@ void expect_link_complete(const proto::Link& link, const std::string& what) {
 
 TEST(ClusterPresets, EveryPresetSetsEveryField) {
   const auto names = cluster_preset_names();
-  ASSERT_EQ(names.size(), 5u);
+  ASSERT_EQ(names.size(), 6u);
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     const std::optional<proto::Cluster> c = cluster_preset(name);
@@ -40,6 +40,14 @@ TEST(ClusterPresets, EveryPresetSetsEveryField) {
     expect_link_complete(c->intra_node(), "intra_node");
     expect_link_complete(c->inter_node(), "inter_node");
     expect_link_complete(c->host_link(), "host_link");
+    // Every GPU preset times GEMMs by their shape; the CPU ranks have no such curve.
+    if (name != "cpu-host") {
+      const proto::GemmEfficiency& g = c->gpu().gemm_efficiency();
+      EXPECT_GT(g.sm_count(), 0);
+      EXPECT_GT(g.peak_fraction(), 0);
+      EXPECT_LE(g.peak_fraction(), 1);
+      EXPECT_GT(c->gpu().memory_bandwidth_gbytes_per_s(), 0);
+    }
   }
 }
 
@@ -68,6 +76,15 @@ TEST(ClusterPresets, KnownFigures) {
   EXPECT_DOUBLE_EQ(h800.intra_node().bandwidth_gbytes_per_s(), 200);
   EXPECT_DOUBLE_EQ(h800.inter_node().bandwidth_gbytes_per_s(), 50);
   EXPECT_EQ(h800.inter_node().nics_per_node(), 0);
+
+  // The H200: the H100 with 141 GB of HBM3e at 4.8 TB/s, in the DGX H100's box.
+  const proto::Cluster h200 = *cluster_preset("dgx-h200");
+  EXPECT_DOUBLE_EQ(h200.gpu().peak_tflops(), h100.gpu().peak_tflops());
+  EXPECT_DOUBLE_EQ(h200.gpu().memory_gib(), 141);
+  EXPECT_DOUBLE_EQ(h200.gpu().memory_bandwidth_gbytes_per_s(), 4800);
+  EXPECT_DOUBLE_EQ(h200.intra_node().bandwidth_gbytes_per_s(), 450);
+  EXPECT_EQ(h200.gpu().gemm_efficiency().sm_count(), 132);
+  EXPECT_EQ(a100.gpu().gemm_efficiency().sm_count(), 108);
 
   // The PCIe box has no NVLink: its GPUs talk at host-link speed.
   const proto::Cluster pcie = *cluster_preset("pcie-8xa100");

@@ -43,7 +43,7 @@ TEST(ShapeEfficiency, TheGemmsOfEveryZooTransformerAreAllItsFlops) {
         continue;
       }
       double flops = 0;
-      for (const GemmShape& g : layer.gemms) flops += g.flops_per_sample();
+      for (const LayerGemm& g : layer.gemms) flops += g.flops_per_sample();
       // Expert parallelism adds the hottest GPU's extra tokens on top (deepseek: EP 64).
       const double extra = layer.moe.experts > 0 && setup.training.expert_parallel > 1
                                ? layer.fwd.flops_per_sample - flops
@@ -58,7 +58,7 @@ TEST(ShapeEfficiency, TheGemmsOfEveryZooTransformerAreAllItsFlops) {
 TEST(ShapeEfficiency, EachPassTakesItsGemmsTimeOnTheCurveAsOneGpuRunsThem) {
   // GPT blocks, TP 2, microbatches of 2 sequences: the forward of a block on one GPU is the
   // sum of its six GEMMs' times at their per-GPU shapes (no other FLOPs in a GPT block).
-  const std::vector<std::string> overrides = {"training.tensor_parallel=2",
+  const std::vector<std::string> overrides = {"training.tensor_parallel=2", "schedule.stages=4",
                                               "training.global_batch=16", "training.microbatches=8",
                                               "model.zoo.memory_efficiency=0"};
   LoadedScenario loaded = without_flat_efficiency("builtin:gpt-8gpu-1f1b", overrides);
@@ -71,12 +71,12 @@ TEST(ShapeEfficiency, EachPassTakesItsGemmsTimeOnTheCurveAsOneGpuRunsThem) {
   const ModelLayer& counted = flat.model.layers[1];
   const ShapeParallelism tp2{2, 1, 1};
   double fwd = 0, dx = 0, dw = 0, core_dw = 0;
-  for (const GemmShape& g : counted.gemms) {
+  for (const LayerGemm& g : counted.gemms) {
     const GemmOnGpu s = gemm_on_gpu(g, 2, tp2);
     fwd += gemm_seconds(curve, s.m, s.n, s.k, s.count);
     dx += gemm_seconds(curve, s.m, s.k, s.n, s.count);
     const double w = gemm_seconds(curve, s.k, s.n, s.m, s.count);
-    (g.part == GemmShape::Part::kAttentionCore ? core_dw : dw) += w;
+    (g.part == LayerGemm::Part::kAttentionCore ? core_dw : dw) += w;
   }
   const double peak = curve.peak_flops;
   EXPECT_NEAR(block.fwd.curve(peak, 2).seconds(2), fwd, 1e-12 * fwd);
@@ -91,7 +91,7 @@ TEST(ShapeEfficiency, EachPassTakesItsGemmsTimeOnTheCurveAsOneGpuRunsThem) {
 }
 
 TEST(ShapeEfficiency, AnExpertsRowsGrowWithExpertParallelism) {
-  const GemmShape expert{512, 1024, 256, 8, GemmShape::Split::kN, GemmShape::Part::kExpert};
+  const LayerGemm expert{512, 1024, 256, 8, LayerGemm::Split::kN, LayerGemm::Part::kExpert};
   const GemmOnGpu s = gemm_on_gpu(expert, 4, {2, 1, 4});
   EXPECT_EQ(s.m, 512 * 4 * 4);  // tokens gathered from the 4 GPUs of the group
   EXPECT_EQ(s.count, 2);        // 8 experts over 4 GPUs

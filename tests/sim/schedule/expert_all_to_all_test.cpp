@@ -22,13 +22,15 @@
 namespace pipetwin {
 namespace {
 
-// A small Mixtral-like model: 4 MoE blocks of hidden 512, 8 experts, top-2, sequence 128.
+// A small Mixtral-like model: 4 MoE blocks of hidden 512, 8 experts, top-2, sequence 128, at a
+// flat efficiency (GEMM efficiency by shape would time an expert's GEMM by its rows, which
+// expert parallelism changes: sim/model/shape_efficiency.h).
 ResolvedScenario small_moe(int stages, int replicas, int expert_parallel, const std::string& kind,
                            const std::vector<std::string>& more = {}) {
   std::string text = R"(
     cluster { preset: "dgx-h100" nodes: 4 }
     model { zoo { name: "transformer" layers: 4 hidden: 512 heads: 8 kv_heads: 2 ffn_hidden: 1024
-                  seq_len: 128 vocab: 1000
+                  seq_len: 128 vocab: 1000 efficiency: 0.5
                   moe { experts: 8 top_k: 2 expert_ffn_hidden: 1024 } } }
     training { global_batch: 64 microbatches: 8 precision: BF16 mixed_precision: true }
     schedule { stages: 2 }
