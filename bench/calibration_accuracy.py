@@ -13,7 +13,8 @@ calibrations. The calibrating run is not one of them. A second configuration per
 (twice the microbatches, same batch) is predicted from the same calibrated files and run as
 well: nothing of it enters any fit.
 
-    bench/calibration_accuracy.py [--repeat 5] [--pin] [--only mlp,gpt,...] [--out DIR]
+    bench/calibration_accuracy.py [--repeat 5] [--pin] [--run-iterations 5] [--only mlp,...]
+                                  [--out DIR]
 """
 import argparse
 import json
@@ -38,11 +39,18 @@ SHIPPED = [
     ("gpt-tp2-pp2", "gpt-tp2-pp2-cpu.textproto", 4, False),
     ("moe-ep2-pp2", "moe-ep2-pp2-cpu.textproto", 4, False),
 ]
-RUN_FLAGS = []
+RUN_FLAGS = []  # --pin: the calibrating run and the measured runs, each rank on one core
+RUN_ITERATIONS = 5
+
+
+class Refused(Exception):
+    """A command that rejected its input (exit 2): the row says why."""
 
 
 def pipetwin(*args, json_out=True):
     result = subprocess.run([PIPETWIN, *args], capture_output=True, text=True)
+    if result.returncode == 2:
+        raise Refused(result.stderr.strip().splitlines()[-1])
     if result.returncode != 0:
         sys.exit(f"pipetwin {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
     return json.loads(result.stdout) if json_out else result.stdout
@@ -70,9 +78,14 @@ def row(name, scenario, microbatches, profile, repeat, out):
         pipetwin("profile", source, "-o", profiled, json_out=False)
     files = {"alone": os.path.join(out, f"{name}-alone.textproto"),
              "with run": os.path.join(out, f"{name}-calibrated.textproto")}
-    pipetwin("calibrate", profiled, "--alone", "-o", files["alone"], json_out=False)
-    pipetwin("calibrate", profiled, "-o", files["with run"], json_out=False)
     result = {"name": name, "scenario": scenario, "configs": []}
+    try:
+        pipetwin("calibrate", profiled, "--alone", "-o", files["alone"], json_out=False)
+        pipetwin("calibrate", profiled, *RUN_FLAGS, "--run-iterations", str(RUN_ITERATIONS),
+                 "-o", files["with run"], json_out=False)
+    except Refused as e:
+        result["refused"] = str(e)
+        return result
     for label, extra in [("as shipped", []),
                          (f"microbatches {2 * microbatches}",
                           [f"training.microbatches={2 * microbatches}"])]:
@@ -93,6 +106,8 @@ def table(results):
              "alone: predicted | error | with run: predicted | error |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in results:
+        if "refused" in r:
+            lines.append(f"| {r['scenario']} | not calibrated: {r['refused']} | | | | | | |")
         for c in r["configs"]:
             m = c["measured"]
             lines.append(
@@ -103,10 +118,11 @@ def table(results):
     lines.append("")
     for mode in ("alone", "with run"):
         for k, config in enumerate(("as shipped", "twice the microbatches")):
-            errors = [abs(r["configs"][k]["error"][mode]) for r in results]
+            errors = [abs(r["configs"][k]["error"][mode]) for r in results if r["configs"]]
             lines.append(f"{mode}, {config}: mean |error| {100 * statistics.mean(errors):.1f}%, "
                          f"largest {100 * max(errors):.1f}%, "
-                         f"{sum(e <= 0.10 for e in errors)} of {len(errors)} within 10%")
+                         f"{sum(e <= 0.10 for e in errors)} of {len(errors)} within 10%"
+                         f" ({len(results) - len(errors)} not calibrated)")
     return "\n".join(lines)
 
 
@@ -115,10 +131,14 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--pin", action="store_true", help="pin each rank to one core")
     parser.add_argument("--only", default="", help="comma-separated names")
+    parser.add_argument("--run-iterations", type=int, default=5,
+                        help="iterations of calibrate's run (its --run-iterations)")
     parser.add_argument("--out", default="", help="keep the calibrated files here")
     args = parser.parse_args()
     if args.pin:
         RUN_FLAGS.append("--pin")
+    global RUN_ITERATIONS
+    RUN_ITERATIONS = args.run_iterations
     only = set(filter(None, args.only.split(",")))
     out = args.out or tempfile.mkdtemp(prefix="pipetwin-calibration-")
     os.makedirs(out, exist_ok=True)

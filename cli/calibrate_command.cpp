@@ -1,6 +1,6 @@
 // `pipetwin calibrate SCENARIO [--nproc 2] [--sizes ...] [--backend torch|cuda] [-o FILE]`:
 // measures the link between two ranks (LibTorch ranks, Gloo point-to-point), then runs the
-// scenario for a few iterations on the ranks and fits it to that run as `--from` does (the
+// scenario a few times for a few iterations and fits it to those runs as `--from` does (the
 // costs, the link under load, interference and dispatch gaps: what a run adds to the
 // micro-benchmarks), so that the simulators predict this machine. `--alone` stops after the
 // micro-benchmarks and writes the scenario with the measured intra_node bandwidth and
@@ -39,6 +39,8 @@ struct CalibrateArgs {
   bool alone = false;
   bool idle_link = false;
   int run_iterations = 5;
+  int runs = 3;
+  bool pin = false;
   std::vector<std::string> overrides;
   std::string links_output;  // parent to ranks: where the micro-benchmarked scenario goes
 };
@@ -136,29 +138,43 @@ void write_gpu_calibration(const CalibrateArgs& args, LoadedScenario& loaded,
   write_scenario(loaded.scenario, loaded, header, args.output, "calibrated scenario");
 }
 
-// The micro-benchmarks on the ranks, then a run of the scenario they wrote, then the fit
-// to that run. The fitted scenario keeps the user's iteration count.
-void calibrate_with_a_run(const CalibrateArgs& args, const std::vector<std::string>& argv,
-                          const std::string& backend, RankStart start) {
+// The micro-benchmarks on the ranks, then `runs` runs of the scenario they wrote, then the fit
+// to those runs together (several average over the machine's moods). The fitted scenario
+// keeps the user's iteration count.
+void calibrate_with_runs(const CalibrateArgs& args, const std::vector<std::string>& argv,
+                         const std::string& backend, RankStart start) {
   const TemporaryDirectory dir("pipetwin-calibrate-");
   const std::string links = (dir.path() / "micro-benchmarked.textproto").string();
-  const std::string timeline = (dir.path() / "run.timeline").string();
   std::vector<std::string> ranks = with_backend_argument(argv, backend);
   ranks.insert(ranks.end(), {"--links-output", links});
   launch_local_ranks_or_throw(ranks, args.nproc, args.timeout_s, start);
   const std::string iterations = "training.iterations=" + std::to_string(args.run_iterations);
-  std::cerr << "pipetwin calibrate: running the scenario for " << args.run_iterations
-            << " iterations (after one warm-up) to fit what a run adds\n";
-  run_own_command_or_throw({argv[0], "run", links, "--timeout", std::to_string(args.timeout_s),
-                            "--timeline", timeline, "--set", iterations});
-  FittedScenario fitted = fit_scenario_to_runs(links, {iterations}, {timeline});
+  const std::string what = std::to_string(args.runs) + " run" + (args.runs > 1 ? "s" : "") +
+                           " of " + std::to_string(args.run_iterations) + " iterations";
+  std::cerr << "pipetwin calibrate: " << what
+            << " (each after one warm-up) to fit what a run adds\n";
+  std::vector<std::string> timelines;
+  for (int k = 0; k < args.runs; ++k) {
+    timelines.push_back((dir.path() / ("run" + std::to_string(k) + ".timeline")).string());
+    std::vector<std::string> run = {argv[0],
+                                    "run",
+                                    links,
+                                    "--timeout",
+                                    std::to_string(args.timeout_s),
+                                    "--timeline",
+                                    timelines.back(),
+                                    "--set",
+                                    iterations};
+    if (args.pin) run.push_back("--pin");
+    run_own_command_or_throw(run);
+  }
+  FittedScenario fitted = fit_scenario_to_runs(links, {iterations}, timelines);
   const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
   fitted.scenario.mutable_training()->set_iterations(loaded.scenario.training().iterations());
   const std::string header = "# Calibrated by `pipetwin calibrate` on " +
                              std::to_string(args.nproc) +
-                             " LibTorch ranks: link micro-benchmarks, then a run of " +
-                             std::to_string(args.run_iterations) +
-                             " iterations that the scenario is fitted to.\n" + fitted.header;
+                             " LibTorch ranks: link micro-benchmarks, then " + what +
+                             " that the scenario is fitted to.\n" + fitted.header;
   std::cerr << fitted.header;
   write_scenario(fitted.scenario, loaded, header, args.output, "calibrated scenario");
 }
@@ -188,7 +204,7 @@ void run_calibrate(const CalibrateArgs& args, const std::vector<std::string>& ar
     backend = make_built_backend(name, nullptr);
   }
   if (!launched_as_rank()) {
-    if (!args.alone) return calibrate_with_a_run(args, argv, name, backend->rank_start());
+    if (!args.alone) return calibrate_with_runs(args, argv, name, backend->rank_start());
     // The local ranks need not resolve the name, nor look for GPUs, again.
     launch_local_ranks_or_throw(with_backend_argument(argv, name), args.nproc, args.timeout_s,
                                 backend->rank_start());
@@ -254,9 +270,16 @@ void add_calibrate_command(CLI::App& app, const std::vector<std::string>& argv) 
                 "with --alone: write the link as measured with idle ranks (default: while "
                 "every rank computes, as in a run)");
   cmd->add_option("--run-iterations", args->run_iterations,
-                  "iterations of the run the scenario is fitted to (after one warm-up)")
+                  "iterations of each run the scenario is fitted to (after one warm-up)")
       ->default_val(5)
       ->check(CLI::Range(1, 1000));
+  cmd->add_option("--runs", args->runs,
+                  "runs of the scenario fitted together (several average over the machine's "
+                  "moods)")
+      ->default_val(3)
+      ->check(CLI::Range(1, 100));
+  cmd->add_flag("--pin", args->pin,
+                "pin each rank of those runs to one core, as `pipetwin run --pin` does");
   cmd->add_option("--links-output", args->links_output)->group("");  // parent to ranks
   cmd->add_option("--backend", args->backend,
                   "torch: LibTorch ranks on CPU, over Gloo (`gloo` is accepted for it); cuda: "

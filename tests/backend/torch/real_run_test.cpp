@@ -234,12 +234,12 @@ TEST(RealRunMeasure, ProfileAndCalibrateWriteScenariosTheSimulatorsRun) {
   // The default: then a short run of the scenario, which the scenario is fitted to (what a
   // run adds: interference and dispatch gaps), keeping the scenario's own iterations.
   const CliResult c = run_pipetwin("calibrate " + profiled +
-                                   " --sizes 4096,65536,1048576 --run-iterations 2 -o " +
+                                   " --sizes 4096,65536,1048576 --run-iterations 2 --runs 1 -o " +
                                    calibrated);
   ASSERT_EQ(c.exit_code, 0) << c.err;
-  EXPECT_THAT(c.err, HasSubstr("running the scenario for 2 iterations"));
+  EXPECT_THAT(c.err, HasSubstr("1 run of 2 iterations (each after one warm-up)"));
   const std::string fitted = testing::read_all(calibrated);
-  EXPECT_THAT(fitted, HasSubstr("a run of 2 iterations that the scenario is fitted to"));
+  EXPECT_THAT(fitted, HasSubstr("then 1 run of 2 iterations that the scenario is fitted to"));
   for (const char* field : {"interference {", "dispatch {", "intra_node {"}) {
     EXPECT_THAT(fitted, HasSubstr(field));
   }
