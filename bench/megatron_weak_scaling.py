@@ -61,7 +61,8 @@ def shape_scenario():
     if SHAPE_SCENARIO is None:
         with open(SCENARIO) as f:
             text = re.sub(r"([^_])efficiency: [0-9.]+", r"\1", f.read(), count=1)
-        handle, SHAPE_SCENARIO = tempfile.mkstemp(suffix=".textproto",
+        # Beside the original, under a name the build does not embed (not *.textproto).
+        handle, SHAPE_SCENARIO = tempfile.mkstemp(prefix=".", suffix=".gemm-shapes",
                                                 dir=os.path.dirname(SCENARIO))
         with os.fdopen(handle, "w") as f:
             f.write(text)

@@ -144,12 +144,13 @@ def scenario_for(args, path):
     GPU's GEMM curve times the model."""
     if not args.gemm_shapes:
         return path
-    copy = os.path.join(os.path.dirname(path), ".gemm-shapes-" + os.path.basename(path))
+    # Beside the original (its relative paths hold), under a name the build does not embed.
+    copy = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".gemm-shapes")
+    with open(path) as f:  # written again each time: a scratch scenario changes per row
+        text = re.sub(r"([^_])efficiency: [0-9.]+", r"\1", f.read(), count=1)
+    with open(copy, "w") as f:
+        f.write(text)
     if copy not in args.copies:
-        with open(path) as f:
-            text = re.sub(r"([^_])efficiency: [0-9.]+", r"\1", f.read(), count=1)
-        with open(copy, "w") as f:
-            f.write(text)
         args.copies.append(copy)
     return copy
 

@@ -23,12 +23,15 @@ LayerGemmTimes layer_gemm_times(const ModelLayer& layer, const GemmCurve& curve,
                                 const ShapeParallelism& parallel) {
   LayerGemmTimes t;
   const double spread = static_cast<double>(parallel.tensor) * parallel.context / samples;
+  GemmCurve on_chip = curve;
+  on_chip.memory_bytes_per_s = 0;
   for (const LayerGemm& g : layer.gemms) {
     const GemmOnGpu s = gemm_on_gpu(g, samples, parallel);
+    const GemmCurve& c = g.on_chip ? on_chip : curve;
     const double flops = g.flops_per_sample();
-    const double fwd = gemm_seconds(curve, s.m, s.n, s.k, s.count) * spread;
-    const double dx = gemm_seconds(curve, s.m, s.k, s.n, s.count) * spread;
-    const double dw = gemm_seconds(curve, s.k, s.n, s.m, s.count) * spread;
+    const double fwd = gemm_seconds(c, s.m, s.n, s.k, s.count) * spread;
+    const double dx = gemm_seconds(c, s.m, s.k, s.n, s.count) * spread;
+    const double dw = gemm_seconds(c, s.k, s.n, s.m, s.count) * spread;
     t.fwd.add(fwd, flops);
     if (g.part == LayerGemm::Part::kAttentionCore) {
       t.attention_core.add(fwd, flops);

@@ -6,7 +6,8 @@
 // tensor parallelism. The backward runs, for each forward GEMM, the input gradient
 // (m x k by the transposed weights) and the weight gradient (k x n, reduced over m); the
 // weight gradients of the weights are W, the rest (the attention core's included) is B.
-// FLOPs outside the GEMMs, and layers without GEMM shapes, run at peak_fraction.
+// FLOPs outside the GEMMs, and layers without GEMM shapes, run at peak_fraction. Fused
+// attention's products (LayerGemm::on_chip) are not bound by memory.
 //
 // The curve is evaluated at one microbatch size (the scenario's), so the per-sample slope it
 // leaves is exact at that size; schedules that vary the size (UMPIPE) see that slope.

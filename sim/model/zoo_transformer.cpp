@@ -106,9 +106,11 @@ std::vector<LayerGemm> attention_gemms(const TransformerShape& t, const Attentio
     add_gemm(g, s, a.q + a.k + a.v, h, Split::kN);
   }
   add_gemm(g, s, h, a.out, Split::kK);
+  // Flash attention: QK^T and the product with V run fused, the scores on chip.
   add_gemm(g, s, s, static_cast<double>(t.head_dim + t.rope_head_dim), Split::kCount,
            Part::kAttentionCore, heads);
   add_gemm(g, s, static_cast<double>(t.v_head_dim), s, Split::kCount, Part::kAttentionCore, heads);
+  g[g.size() - 2].on_chip = g.back().on_chip = true;
   return g;
 }
 

@@ -84,6 +84,9 @@ struct LayerGemm {
   double n = 0, k = 0, count = 1;
   Split tensor_split = Split::kNone;
   Part part = Part::kWeights;
+  // Fused attention (flash attention): the scores never leave the chip, so the product is
+  // not bound by memory (the curve's roofline does not apply).
+  bool on_chip = false;
   double flops_per_sample() const { return 2 * rows_per_sample * n * k * count; }
 };
 
