@@ -1,6 +1,8 @@
 #include "sim/scenario/resolve_cluster.h"
 
+#include <cmath>
 #include <filesystem>
+#include <utility>
 
 #include "sim/spec/errors.h"
 
@@ -16,9 +18,21 @@ GemmCurve resolve_gemm_curve(const ScenarioChecker& check, const proto::Gpu& gpu
                                      : "missing: the fraction of peak_tflops a whole wave "
                                        "of whole tiles reaches");
   }
+  // Bounds far beyond any GPU, which keep every product of the curve finite.
+  constexpr int kMostMultiprocessors = 1 << 20, kLargestTile = 1 << 16;
   check.non_negative(g.sm_count(), path + ".sm_count");
-  check.positive(true, g.tile_m(), path + ".tile_m");
-  check.positive(true, g.tile_n(), path + ".tile_n");
+  if (g.sm_count() > kMostMultiprocessors) {
+    check.fail(path + ".sm_count", "at most " + std::to_string(kMostMultiprocessors));
+  }
+  for (const auto& [tile, field] : {std::pair{g.tile_m(), "tile_m"}, {g.tile_n(), "tile_n"}}) {
+    check.positive(true, tile, path + "." + field);
+    if (tile > kLargestTile) {
+      check.fail(path + "." + field, "at most " + std::to_string(kLargestTile));
+    }
+  }
+  if (!std::isfinite(gpu.peak_tflops() * 1e12)) {
+    check.fail("cluster.gpu.peak_tflops", "too large: " + number_text(gpu.peak_tflops()));
+  }
   if (!(g.memory_efficiency() >= 0 && g.memory_efficiency() <= 1)) {
     check.fail(path + ".memory_efficiency",
                "must be in [0, 1], got " + number_text(g.memory_efficiency()));

@@ -126,6 +126,7 @@ TEST(ShapeEfficiency, BadCurvesNameTheirField) {
            {"cluster.gpu.gemm_efficiency.peak_fraction=1.5", "peak_fraction"},
            {"cluster.gpu.gemm_efficiency.tile_m=0", "tile_m"},
            {"cluster.gpu.gemm_efficiency.sm_count=-1", "sm_count"},
+           {"cluster.gpu.gemm_efficiency.tile_n=70000", "tile_n"},
            {"cluster.gpu.gemm_efficiency.memory_efficiency=2", "memory_efficiency"}}) {
     try {
       resolve("builtin:gpt-8gpu-1f1b", {set});
