@@ -224,8 +224,8 @@ TEST(RealRunMeasure, ProfileAndCalibrateWriteScenariosTheSimulatorsRun) {
   EXPECT_THAT(text, HasSubstr("zoo {"));              // and the architecture, for run
   // --alone: the micro-benchmarks only, the link as a run loads it.
   const auto alone = (dir.path() / "alone.textproto").string();
-  const CliResult a = run_pipetwin("calibrate " + profiled +
-                                   " --sizes 4096,65536,1048576 --alone -o " + alone);
+  const CliResult a =
+      run_pipetwin("calibrate " + profiled + " --sizes 4096,65536,1048576 --alone -o " + alone);
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_THAT(a.err, HasSubstr("fit alone: "));
   EXPECT_THAT(a.err, HasSubstr("fit under load: "));
@@ -233,9 +233,9 @@ TEST(RealRunMeasure, ProfileAndCalibrateWriteScenariosTheSimulatorsRun) {
   EXPECT_THAT(testing::read_all(alone), Not(HasSubstr("interference {")));
   // The default: then a short run of the scenario, which the scenario is fitted to (what a
   // run adds: interference and dispatch gaps), keeping the scenario's own iterations.
-  const CliResult c = run_pipetwin("calibrate " + profiled +
-                                   " --sizes 4096,65536,1048576 --run-iterations 2 --runs 1 -o " +
-                                   calibrated);
+  const CliResult c =
+      run_pipetwin("calibrate " + profiled +
+                   " --sizes 4096,65536,1048576 --run-iterations 2 --runs 1 -o " + calibrated);
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_THAT(c.err, HasSubstr("1 run of 2 iterations (each after one warm-up)"));
   const std::string fitted = testing::read_all(calibrated);
