@@ -12,6 +12,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "app/calibrate_from_trace.h"
@@ -21,6 +22,7 @@
 #include "backend/run/real_run_driver.h"
 #include "cli/cli_app.h"
 #include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/resolve_scenario.h"
 #include "sim/scenario/scenario_writer.h"
 #include "sim/spec/errors.h"
 
@@ -41,13 +43,14 @@ struct CalibrateArgs {
   int run_iterations = 5;
   int runs = 3;
   bool pin = false;
+  bool gemm_curve = false;
   std::vector<std::string> overrides;
   std::string links_output;  // parent to ranks: where the micro-benchmarked scenario goes
 };
 
 // The zoo's efficiency and utilisation curve from the GEMMs of the scenario's precision,
 // against its gpu.peak_tflops; returns the header lines saying so.
-std::string gemm_efficiency(const Calibration& cuda, LoadedScenario& loaded) {
+std::string gemm_efficiency(const Calibration& cuda, LoadedScenario& loaded, bool gemm_curve) {
   proto::Scenario& s = loaded.scenario;
   const proto::Precision precision = s.training().precision();
   const std::vector<GemmSample>& samples = precision == proto::BF16   ? cuda.gemm_bf16
@@ -78,6 +81,24 @@ std::string gemm_efficiency(const Calibration& cuda, LoadedScenario& loaded) {
   // GEMM rows per sample: a transformer sample is seq_len tokens; an MLP sample one row.
   // VGG's convolutions have a different row count per layer: its efficiency stays flat.
   const bool transformer = zoo->name() == "gpt" || zoo->name() == "transformer";
+  // --gemm-curve, a transformer on a GPU with a GEMM curve: the curve's fraction, and no flat
+  // efficiency, so that every GEMM is timed by its shape (docs/models.md).
+  if (const std::optional<GemmCurve> curve =
+          gemm_curve ? resolve_scenario(loaded).cluster.gemm_curve : std::nullopt;
+      transformer && curve) {
+    const double fraction = fit_gemm_peak_fraction(samples, *curve);
+    s.mutable_cluster()->mutable_gpu()->mutable_gemm_efficiency()->set_peak_fraction(fraction);
+    zoo->clear_efficiency();
+    zoo->clear_utilization_half_batch();
+    std::ostringstream line;
+    line << "# cluster.gpu.gemm_efficiency.peak_fraction " << fraction
+         << " fitted by `pipetwin calibrate --backend cuda` to cuBLAS " << name << " GEMMs on "
+         << cuda.device_name << " (up to " << fit.largest_tflops
+         << " TFLOP/s); model.zoo.efficiency left unset, so that the GEMM curve times the "
+            "model.\n";
+    std::cerr << line.str().substr(2);
+    return line.str();
+  }
   const double rows = transformer ? zoo->seq_len() : zoo->name() == "mlp" ? 1 : 0;
   zoo->set_efficiency(fit.efficiency);
   if (rows > 0) zoo->set_utilization_half_batch(half_batch_samples(fit, rows));
@@ -134,7 +155,7 @@ void write_gpu_calibration(const CalibrateArgs& args, LoadedScenario& loaded,
   } else {
     std::cerr << "pipetwin calibrate: " << gpu.intra_node_note << "\n";
   }
-  header += gemm_efficiency(gpu, loaded);
+  header += gemm_efficiency(gpu, loaded, args.gemm_curve);
   write_scenario(loaded.scenario, loaded, header, args.output, "calibrated scenario");
 }
 
@@ -280,6 +301,10 @@ void add_calibrate_command(CLI::App& app, const std::vector<std::string>& argv) 
       ->check(CLI::Range(1, 100));
   cmd->add_flag("--pin", args->pin,
                 "pin each rank of those runs to one core, as `pipetwin run --pin` does");
+  cmd->add_flag("--gemm-curve", args->gemm_curve,
+                "--backend cuda, a gpt or transformer zoo model on a GPU with a GEMM curve: fit "
+                "the curve's peak_fraction (cluster.gpu.gemm_efficiency) and leave "
+                "model.zoo.efficiency unset, instead of fitting the flat efficiency");
   cmd->add_option("--links-output", args->links_output)->group("");  // parent to ranks
   cmd->add_option("--backend", args->backend,
                   "torch: LibTorch ranks on CPU, over Gloo (`gloo` is accepted for it); cuda: "
