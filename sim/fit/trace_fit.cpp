@@ -490,11 +490,13 @@ proto::Scenario fitted_scenario(const proto::Scenario& original, const ResolvedS
         layer->set_bwd_per_sample_ms(1e3 * (bwd_one - bwd_zero));
         continue;
       }
+      // A profile's curve extrapolates its last segment, which noise can tilt down far
+      // enough to cross zero at sizes nobody measured: a cost is never below zero.
       for (int32_t b : grid) {
         proto::CostPoint* point = layer->add_cost_points();
         point->set_batch(b);
-        point->set_fwd_ms(1e3 * layer_seconds(setup, fwd, ranges[c], l, b));
-        point->set_bwd_ms(1e3 * layer_seconds(setup, bwd, ranges[c], l, b));
+        point->set_fwd_ms(1e3 * std::max(0.0, layer_seconds(setup, fwd, ranges[c], l, b)));
+        point->set_bwd_ms(1e3 * std::max(0.0, layer_seconds(setup, bwd, ranges[c], l, b)));
       }
     }
   }

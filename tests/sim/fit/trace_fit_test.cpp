@@ -155,6 +155,34 @@ TEST(TraceFit, OneMicrobatchSizeScalesTheScenarioCurve) {
   EXPECT_NEAR(fit.intra_node.bandwidth_bytes_per_s, 2e9, 0.02e9);
 }
 
+// A noisy profile of layer a, 8 samples measured faster than 4: its last segment, extended,
+// crosses zero before 16 samples. The fitted file still holds no negative cost, and loads.
+TEST(TraceFit, AProfileThatFallsPastItsLastPointWritesNoNegativeCost) {
+  const std::string text =
+      kCommon + "schedule { kind: ONE_F_ONE_B stages: 3 partition: [2, 2, 2] }";
+  const Timeline measured = noisy_run(text, 0.0, 1);
+  std::string profiled = text;
+  const std::string costs =
+      "fwd_fixed_ms: 1.0 fwd_per_sample_ms: 0.5 bwd_fixed_ms: 2 bwd_per_sample_ms: 1.0";
+  profiled.replace(profiled.find(costs), costs.size(),
+                   "cost_points { batch: 4 fwd_ms: 4 bwd_ms: 8 } "
+                   "cost_points { batch: 8 fwd_ms: 1 bwd_ms: 2 }");
+  const LoadedScenario prior = loaded(profiled);
+  const ResolvedScenario setup = resolve_scenario(prior);
+  ASSERT_LT(setup.model.layers[0].fwd.seconds(16, 1e12), 0);
+  const proto::Scenario out =
+      fitted_scenario(prior.scenario, setup, fit_trace(setup, measured, "m.timeline"));
+  for (const proto::Layer& layer : out.model().layers()) {
+    for (const proto::CostPoint& point : layer.cost_points()) {
+      EXPECT_GE(point.fwd_ms(), 0) << layer.name() << " at " << point.batch();
+      EXPECT_GE(point.bwd_ms(), 0) << layer.name() << " at " << point.batch();
+    }
+  }
+  std::string written;
+  ASSERT_TRUE(google::protobuf::TextFormat::PrintToString(out, &written));
+  EXPECT_NO_THROW(resolve_scenario(loaded(written)));
+}
+
 TEST(TraceFit, RejectsATimelineOfAnotherScenario) {
   const Timeline measured = noisy_run(kTruth, 0, 1);
   const ResolvedScenario two =
