@@ -24,7 +24,10 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from fidelity import ms, sets  # noqa: E402  (the validation matrix's formatting)
 PIPETWIN = os.path.join(ROOT, "build", "pipetwin")
 SCENARIOS = os.path.join(ROOT, "scenarios")
 
@@ -56,17 +59,15 @@ def pipetwin(*args, json_out=True):
     return json.loads(result.stdout) if json_out else result.stdout
 
 
-def sets(values):
-    return [arg for v in values for arg in ("--set", v)]
-
-
 def simulate(scenario, extra):
     return pipetwin("simulate", scenario, *sets(extra), "--json")["training_time_s"]
 
 
 def measure(scenario, extra, repeat):
-    r = pipetwin("run", scenario, *sets(extra), *RUN_FLAGS, "--repeat", str(repeat),
-                 "--json")["repeat"]
+    run = pipetwin("run", scenario, *sets(extra), *RUN_FLAGS, "--repeat", str(repeat), "--json")
+    # One run reports no spread: its own time is median, min and max.
+    one = run["training_time_s"]
+    r = run.get("repeat", {"median_s": one, "min_s": one, "max_s": one})
     return {"median_s": r["median_s"], "min_s": r["min_s"], "max_s": r["max_s"],
             "spread": (r["max_s"] - r["min_s"]) / r["median_s"]}
 
@@ -95,10 +96,6 @@ def row(name, scenario, microbatches, profile, repeat, out):
             "config": label, "measured": measured, "predicted_s": predicted,
             "error": {m: p / measured["median_s"] - 1 for m, p in predicted.items()}})
     return result
-
-
-def ms(seconds):
-    return f"{seconds * 1e3:.1f} ms"
 
 
 def table(results):

@@ -27,7 +27,6 @@ import argparse
 import atexit
 import os
 import re
-import tempfile
 import json
 import subprocess
 import sys
@@ -55,22 +54,23 @@ def paper_flops(batch, hidden, blocks):
     return 96.0 * batch * s * l * h * h * (1 + s / (6.0 * h) + v / (16.0 * l * h))
 
 
-def shape_scenario():
-    """The scenario without its flat efficiency, so that the A100's GEMM curve times it."""
-    global SHAPE_SCENARIO
-    if SHAPE_SCENARIO is None:
-        with open(SCENARIO) as f:
-            text = re.sub(r"([^_])efficiency: [0-9.]+", r"\1", f.read(), count=1)
-        # Beside the original, under a name the build does not embed (not *.textproto).
-        handle, SHAPE_SCENARIO = tempfile.mkstemp(prefix=".", suffix=".gemm-shapes",
-                                                dir=os.path.dirname(SCENARIO))
-        with os.fdopen(handle, "w") as f:
-            f.write(text)
-        atexit.register(os.remove, SHAPE_SCENARIO)
-    return SHAPE_SCENARIO
+COPIES = set()
 
 
-SHAPE_SCENARIO = None
+def without_flat_efficiency(path):
+    """A copy of the scenario at `path` without its model.zoo.efficiency, so that the GPU's
+    GEMM curve times the model: beside the original (its relative paths hold), under a name
+    the build does not embed (not *.textproto), written afresh on every call (a scratch
+    scenario may have changed) and removed at exit."""
+    copy = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".gemm-shapes")
+    with open(path) as f:
+        text = re.sub(r"([^_])efficiency: [0-9.]+", r"\1", f.read(), count=1)
+    with open(copy, "w") as f:
+        f.write(text)
+    if not COPIES:
+        atexit.register(lambda: [os.remove(c) for c in COPIES if os.path.exists(c)])
+    COPIES.add(copy)
+    return copy
 
 
 def simulate(args, row, efficiency, memory_efficiency, shape=False):
@@ -86,7 +86,7 @@ def simulate(args, row, efficiency, memory_efficiency, shape=False):
             "cluster.nodes=%d" % ((gpus + 7) // 8), "training.global_batch=%d" % batch,
             "training.data_parallel=%d" % dp, "training.microbatches=%d" % (batch // dp),
             "training.tensor_parallel=%d" % tp, "schedule.stages=%d" % pp]
-    command = [args.pipetwin, "simulate", shape_scenario() if shape else SCENARIO, "--engine", args.engine, "--json",
+    command = [args.pipetwin, "simulate", without_flat_efficiency(SCENARIO) if shape else SCENARIO, "--engine", args.engine, "--json",
                "--allow-oom", "--max-memory", "16"]
     for s in sets:
         command += ["--set", s]

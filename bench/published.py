@@ -56,10 +56,8 @@ roofline, docs/models.md) instead of the flat efficiency; everything else is the
     bench/published.py [build/pipetwin] [--engine analytic|simgrid] [--gemm-shapes]
 """
 import argparse
-import atexit
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -142,17 +140,7 @@ def flops_per_token(config, overrides, seq=SEQ):
 def scenario_for(args, path):
     """With --gemm-shapes, a copy of the scenario without its flat efficiency, so that the
     GPU's GEMM curve times the model."""
-    if not args.gemm_shapes:
-        return path
-    # Beside the original (its relative paths hold), under a name the build does not embed.
-    copy = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".gemm-shapes")
-    with open(path) as f:  # written again each time: a scratch scenario changes per row
-        text = re.sub(r"([^_])efficiency: [0-9.]+", r"\1", f.read(), count=1)
-    with open(copy, "w") as f:
-        f.write(text)
-    if copy not in args.copies:
-        args.copies.append(copy)
-    return copy
+    return megatron.without_flat_efficiency(path) if args.gemm_shapes else path
 
 
 def fitted_sets(args, sets):
@@ -334,8 +322,6 @@ def main():
                              "(cluster.gpu.gemm_efficiency; its peak_fraction is the fitted "
                              "number) instead of the flat model.zoo.efficiency")
     args = parser.parse_args()
-    args.copies = []
-    atexit.register(lambda: [os.remove(c) for c in args.copies])
     args.scratch = tempfile.mkdtemp(prefix="pipetwin-published-")
     errors = []
     if args.only_memory:

@@ -18,22 +18,15 @@
 #include <tuple>
 #include <vector>
 
-#include "sim/cluster/presets.h"
+#include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/resolve_scenario.h"
 
 namespace pipetwin {
 namespace {
 
+// The dgx-h100 preset's curve, as a scenario on it resolves it.
 GemmCurve h100() {
-  const proto::Cluster c = *cluster_preset("dgx-h100");
-  const proto::GemmEfficiency& g = c.gpu().gemm_efficiency();
-  GemmCurve curve;
-  curve.peak_flops = c.gpu().peak_tflops() * 1e12;
-  curve.peak_fraction = g.peak_fraction();
-  curve.sm_count = g.sm_count();
-  curve.tile_m = g.tile_m();
-  curve.tile_n = g.tile_n();
-  curve.memory_bytes_per_s = g.memory_efficiency() * c.gpu().memory_bandwidth_gbytes_per_s() * 1e9;
-  return curve;
+  return *resolve_scenario(load_scenario("builtin:gpt-8gpu-1f1b", {})).cluster.gemm_curve;
 }
 
 TEST(GemmCurve, TimeNeverFallsAsAnyDimensionGrows) {
