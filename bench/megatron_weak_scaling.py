@@ -10,6 +10,11 @@ tensor- and pipeline-parallel sizes and data parallelism over the rest of its GP
 gradients are all-reduced in one block after the pipeline flush, as Megatron-LM then did
 (the scenario's grad_bucket_mb: 0).
 
+NVLink carries what NCCL moves over it: 80% of the preset's 300 GB/s line rate (NCCL's
+protocol overhead, about 20% by its maintainers' account in NVIDIA/nccl-tests issue 212: 370
+of H100's 450 GB/s), assumed, not fitted. The tensor-parallel collectives of a backward follow
+it (training.tensor_parallel_grad_overlap off): Megatron-LM overlapped them only later.
+
 Throughput is counted as the paper counts it: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h))
 FLOPs per step (the recomputed forward included), divided by the step time and the GPUs.
 
@@ -32,6 +37,14 @@ import subprocess
 import sys
 
 SCENARIO = "scenarios/megatron-gpt-145b-1536gpu.textproto"
+# The share of an NVLink's line rate that NCCL's collectives reach, and the A100's line rate
+# (GB/s each way, the dgx-a100 preset's).
+NCCL_NVLINK_SHARE = 0.8
+A100_NVLINK = 300
+
+
+def nvlink_as_nccl_moves_it(line_rate):
+    return "cluster.intra_node.bandwidth_gbytes_per_s=%g" % (NCCL_NVLINK_SHARE * line_rate)
 SEQ, VOCAB = 2048, 51200
 
 # params (billions), heads, hidden, blocks, TP, PP, GPUs, batch, TFLOP/s per GPU (published)
@@ -85,7 +98,8 @@ def simulate(args, row, efficiency, memory_efficiency, shape=False):
             "model.zoo.memory_efficiency=%g" % memory_efficiency,
             "cluster.nodes=%d" % ((gpus + 7) // 8), "training.global_batch=%d" % batch,
             "training.data_parallel=%d" % dp, "training.microbatches=%d" % (batch // dp),
-            "training.tensor_parallel=%d" % tp, "schedule.stages=%d" % pp]
+            "training.tensor_parallel=%d" % tp, "schedule.stages=%d" % pp,
+            nvlink_as_nccl_moves_it(A100_NVLINK)]
     command = [args.pipetwin, "simulate", without_flat_efficiency(SCENARIO) if shape else SCENARIO, "--engine", args.engine, "--json",
                "--allow-oom", "--max-memory", "16"]
     for s in sets:

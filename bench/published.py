@@ -5,6 +5,12 @@ Each row: the published configuration simulated as written, the published figure
 and the error. One number is fitted per GPU type, on one row (marked "fitted"): the GEMM
 efficiency (model.zoo.efficiency). Every other row is a prediction. Memory-bound kernels run
 at 80% of the GPU's memory bandwidth (model.zoo.memory_efficiency 0.8, assumed, not fitted).
+NVLink runs at 80% of its line rate, what NCCL's collectives move over it (its protocol
+overhead, about 20% by its maintainers' account, NVIDIA/nccl-tests issue 212; assumed, not
+fitted). Megatron-Core and the Megatron-LM of Korthikanti et al. run a backward's
+tensor-parallel collectives under its weight-gradient GEMMs
+(training.tensor_parallel_grad_overlap); the Megatron-LM of the SC'21 table and Meta's
+Llama 3 rows (whose framework is not public) are simulated without.
 
 Sources:
   A100  Megatron-LM, Narayanan et al., SC'21, table 1: GPT weak scaling, 1.7B to 1T
@@ -68,6 +74,9 @@ sys.path.insert(0, HERE)
 import megatron_weak_scaling as megatron  # noqa: E402
 
 H100_PEAK = 989.5e12
+# NVLink line rates of the presets (GB/s each way); every row runs at what NCCL moves over
+# them (megatron.NCCL_NVLINK_SHARE).
+H100_NVLINK, H800_NVLINK = 450, 200
 BASE = os.path.join(ROOT, "scenarios", "mixtral-8x7b-64gpu.textproto")
 MODELS = os.path.join(ROOT, "scenarios", "models")
 
@@ -175,7 +184,9 @@ def moe_mfu(args, row, efficiency):
             "cluster.nodes=%d" % (gpus // 8), "training.global_batch=%d" % batch,
             "training.data_parallel=%d" % dp, "training.microbatches=%d" % (batch // dp),
             "training.tensor_parallel=%d" % tp, "training.sequence_parallel=%s" % (tp > 1),
-            "training.expert_parallel=%d" % ep, "schedule.stages=%d" % pp]
+            "training.expert_parallel=%d" % ep, "schedule.stages=%d" % pp,
+            "training.tensor_parallel_grad_overlap=true",
+            megatron.nvlink_as_nccl_moves_it(H100_NVLINK)]
     sets.append("model.zoo.moe.capacity_factor=1")
     step, peak = run(args, BASE, sets + overrides)
     flops = flops_per_token(read_config(config_name), overrides) * batch * SEQ
@@ -194,7 +205,8 @@ def llama_405b_tflops(args, row, efficiency):
             "training.context_parallel=%d" % cp,
             "training.context_parallel_algorithm=ALL_GATHER",
             "schedule.stages=%d" % pp, "schedule.kind=INTERLEAVED_ONE_F_ONE_B",
-            "schedule.virtual_stages=2", "training.zero_stage=2"]
+            "schedule.virtual_stages=2", "training.zero_stage=2",
+            megatron.nvlink_as_nccl_moves_it(H100_NVLINK)]
     step, peak = run(args, os.path.join(ROOT, "scenarios", "llama3-70b-1024gpu.textproto"), sets)
     flops = flops_per_token(read_config("llama3.1-405b.json"), [], seq) * LLAMA_TOKENS
     return flops / step / gpus / 1e12, step, peak
@@ -202,7 +214,8 @@ def llama_405b_tflops(args, row, efficiency):
 
 def deepseek_tokens_per_gpu(args, efficiency):
     sets = ["model.zoo.efficiency=%g" % efficiency, "model.zoo.memory_efficiency=0.8",
-            "training.global_batch=15360", "training.microbatches=120"]
+            "training.global_batch=15360", "training.microbatches=120",
+            megatron.nvlink_as_nccl_moves_it(H800_NVLINK)]
     step, peak = run(args, os.path.join(ROOT, "scenarios", "deepseek-v3-2048gpu.textproto"), sets)
     return 15360 * SEQ / step / 2048, step, peak
 
@@ -217,15 +230,18 @@ KORTHIKANTI_ROWS = [("no recomputation", "NONE", False, 7.7, 11.9),
 
 
 def pass_times_ms(args, blocks, recompute, sequence_parallel, efficiency):
-    """The first microbatch's forward and backward on GPU 0, each with the tensor-parallel
-    all-reduces that follow it, from the trace of one step."""
+    """The first microbatch's forward and backward on GPU 0, each until its tensor-parallel
+    collectives have ended (what a backward's ran under its weight gradients included), from
+    the trace of one step."""
     trace = os.path.join(args.scratch, "korthikanti.json")
     sets = ["model.zoo.layers=%d" % blocks, "model.zoo.hidden=6144", "model.zoo.heads=64",
             "model.zoo.efficiency=%g" % efficiency, "model.zoo.memory_efficiency=0.8",
             "cluster.nodes=1", "training.global_batch=4", "training.microbatches=1",
             "training.data_parallel=1", "training.tensor_parallel=8", "schedule.stages=1",
             "training.recompute=" + recompute,
-            "training.sequence_parallel=%s" % ("true" if sequence_parallel else "false")]
+            "training.sequence_parallel=%s" % ("true" if sequence_parallel else "false"),
+            "training.tensor_parallel_grad_overlap=true",
+            megatron.nvlink_as_nccl_moves_it(megatron.A100_NVLINK)]
     command = [args.pipetwin, "simulate", scenario_for(args, megatron.SCENARIO), "--json",
                "--trace", trace]
     for x in fitted_sets(args, sets):
@@ -239,12 +255,15 @@ def pass_times_ms(args, blocks, recompute, sequence_parallel, efficiency):
     spans = [e for e in events if e.get("ph") == "X" and e.get("pid", 0) == 0]
     fwd = next(e for e in spans if e["name"].endswith("F0"))
     bwd = next(e for e in spans if e["name"].endswith("B0"))
-    reduces = [e for e in spans if e["name"].endswith("AR") and e["tid"] != fwd["tid"]]
+    # GPU 0's tensor-parallel collectives (all-reduces; with sequence parallelism, a
+    # backward's reduce-scatters and all-gathers too).
+    reduces = [e for e in spans if e["args"].get("lane") == "collective"]
     lane = min(e["tid"] for e in reduces)  # GPU 0's collective lane
-    forward = fwd["dur"] + sum(e["dur"] for e in reduces
-                               if e["tid"] == lane and e["ts"] < bwd["ts"])
-    backward = bwd["dur"] + sum(e["dur"] for e in reduces
-                                if e["tid"] == lane and e["ts"] >= bwd["ts"])
+    # The backward starts when the forward's all-reduces have ended.
+    forward = bwd["ts"] - fwd["ts"]
+    backward = max([bwd["ts"] + bwd["dur"]] +
+                   [e["ts"] + e["dur"] for e in reduces
+                    if e["tid"] == lane and e["ts"] + e["dur"] > bwd["ts"]]) - bwd["ts"]
     return forward / 1e3, backward / 1e3
 
 

@@ -249,6 +249,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
     cost.trains = false;
     double transient_per_sample = 0;
     double fwd_flops = 0, bwd_flops = 0, attention_flops = 0;  // per sample, whole layers
+    double column_weight_gradient_flops = 0;                   // of column-parallel linears
     for (int32_t l = first; l < last; ++l) {
       const ModelLayer& layer = layers[l];
       const double parameters = layer.parameter_bytes / kFp32BytesPerParameter * per_gpu;
@@ -302,6 +303,20 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.tp_bwd_collectives += layer.tp_bwd_collectives;
       cost.tp_bwd_bytes_per_sample +=
           layer.tp_bwd_collectives * layer.tp_allreduce_bytes_per_sample * per_sequence_gpu;
+      if (setup.training.tensor_parallel_grad_overlap && tp > 1) {
+        // Each input-gradient all-reduce runs under its column-parallel linear's weight
+        // gradient; with sequence parallelism that is the reduce-scatter of the pair (the
+        // all-gather of the output gradient comes before the backward can use it).
+        cost.tp_bwd_hidden_collectives += layer.tp_bwd_grad_collectives;
+        cost.tp_bwd_hidden_bytes_per_sample +=
+            layer.tp_bwd_grad_collectives * layer.tp_allreduce_bytes_per_sample * per_sequence_gpu;
+        cost.tp_bwd_hidden_in_pairs = setup.training.sequence_parallel;
+        for (const LayerGemm& g : layer.gemms) {
+          if (g.tensor_split == LayerGemm::Split::kN && g.part == LayerGemm::Part::kWeights) {
+            column_weight_gradient_flops += g.flops_per_sample();
+          }
+        }
+      }
       cost.ep_bwd_all_to_alls += layer.ep_bwd_all_to_alls;
       cost.ep_bwd_bytes_per_sample += layer.ep_bwd_all_to_alls *
                                       layer.moe.dispatch_bytes_per_sample * per_gpu *
@@ -342,6 +357,11 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
     // forward's, as for every GEMM), under which a ring passes keys and values.
     if (fwd_flops > 0) cost.cp_fwd_attention_share = std::min(1.0, attention_flops / fwd_flops);
     if (bwd_flops > 0) cost.cp_bwd_attention_share = std::min(1.0, 2 * attention_flops / bwd_flops);
+    // The column-parallel linears' weight gradients' share of a backward's FLOPs (a GEMM's
+    // weight gradient costs what its forward does).
+    if (bwd_flops > 0) {
+      cost.tp_bwd_hidden_share = std::min(1.0, column_weight_gradient_flops / bwd_flops);
+    }
     layout.stage_device.push_back(device);
     layout.costs.push_back(cost);
     if (setup.schedule.kind == proto::UMPIPE) {

@@ -62,7 +62,8 @@ bool RankCollectives::is_tensor_parallel_reduce(int32_t i) const {
 // parallelism's ALL_TO_ALL for the token exchanges of the pass's MoE layers (moe_mlp.h).
 bool RankCollectives::ran_inside_pass(int32_t i) const {
   const Op op = p_.instructions[i].op;
-  return op == Op::kAllToAll || (op == Op::kAllreduce && is_tensor_parallel_reduce(i));
+  const bool tensor_op = op == Op::kAllreduce || op == Op::kReduceScatter || op == Op::kAllGather;
+  return op == Op::kAllToAll || (tensor_op && is_tensor_parallel_reduce(i));
 }
 
 std::vector<int32_t> RankCollectives::inputs_of(int32_t i) const {
@@ -72,11 +73,10 @@ std::vector<int32_t> RankCollectives::inputs_of(int32_t i) const {
   };
   for (int32_t d : p_.deps_of(i)) {
     const Op op = p_.instructions[d].op;
-    // ZeRO's gathers and scatters move weights and gradients, which no consumer reads.
-    if (op == Op::kAllGather || op == Op::kReduceScatter) continue;
     if (ran_inside_pass(d)) {
       for (int32_t pass : p_.deps_of(d)) add(pass);
-    } else {
+    } else if (op != Op::kAllGather && op != Op::kReduceScatter) {
+      // ZeRO's gathers and scatters move weights and gradients, which no consumer reads.
       add(d);
     }
   }

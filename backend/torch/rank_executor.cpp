@@ -148,9 +148,10 @@ void RankExecutor::perform(int32_t i) {
       // (moe_mlp.h): nothing is left to do, and the span is empty.
       return;
     case Op::kReduceScatter:
-      return reduce_scatter(i);
     case Op::kAllGather:
-      return all_gather(i);
+      // Sequence parallelism's pairs ran inside their pass, as its all-reduces did.
+      if (collectives_.ran_inside_pass(i)) return;
+      return ins.op == Op::kReduceScatter ? reduce_scatter(i) : all_gather(i);
     default:  // real_run_unsupported turns these schedules away first
       throw RuntimeFailure(std::string("the LibTorch backend does not run ") + op_name(ins.op));
   }

@@ -59,6 +59,7 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
     layers.push_back(zoo_layer("block_" + std::to_string(i), block_flops, sd * hd * kHalf,
                                block_stash, block_params));
     layers.back().tp_fwd_collectives = layers.back().tp_bwd_collectives = 2;
+    layers.back().tp_bwd_grad_collectives = 2;  // QKV's and the first MLP matmul's inputs
     layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
     layers.back().tp_undivided_stash_bytes_per_sample = 10 * sd * hd;
     // Zero-bubble split: W is the weight gradients of the four linear layers (QKV,
@@ -99,7 +100,7 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
   layers.push_back(zoo_layer("lm_head", 2 * sd * hd * vd, sd * vd * kHalf,
                              sd * vd * kFp32 + 2 * sd * hd * kHalf,
                              static_cast<int64_t>((v * h + 2 * h) * kFp32)));
-  layers.back().tp_bwd_collectives = 1;
+  layers.back().tp_bwd_collectives = layers.back().tp_bwd_grad_collectives = 1;
   layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
   layers.back().gemms = {{sd, vd, hd, 1, LayerGemm::Split::kN, LayerGemm::Part::kWeights}};
   // W of the logits GEMM (2shV FLOPs) needs its input and the logits' gradient.

@@ -181,6 +181,7 @@ ModelLayer block_layer(const TransformerShape& t, int64_t index) {
   // forward and their input gradient backward, s x h 16-bit values per sample; the norms'
   // inputs and outputs stay whole on every GPU unless sequence parallelism splits them.
   l.tp_fwd_collectives = l.tp_bwd_collectives = 2;
+  l.tp_bwd_grad_collectives = 2;  // the QKV (or MLA up-) projection's and the MLP's inputs
   l.tp_allreduce_bytes_per_sample = s * h * kHalf;
   l.tp_undivided_stash_bytes_per_sample = s * kHalf * 4 * h;
   l.bwd_weight->flops_per_sample = s * weight_flops;
@@ -221,7 +222,7 @@ std::vector<ModelLayer> transformer_layers(const TransformerShape& t) {
   ModelLayer& head = layers.back();
   head.bwd_weight->flops_per_sample = 2 * s * h * v;  // tied or not, the GEMM's weight gradient
   add_gemm(head.gemms, s, v, h, Split::kN);           // vocabulary-parallel logits
-  head.tp_bwd_collectives = 1;
+  head.tp_bwd_collectives = head.tp_bwd_grad_collectives = 1;
   head.tp_allreduce_bytes_per_sample = s * h * kHalf;
   head.bwd_weight_stash_bytes_per_sample = s * h * kHalf + s * v * kHalf;
   head.fwd_memory_bytes_per_sample = 4 * s * h + 8 * s * v;

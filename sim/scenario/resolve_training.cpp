@@ -66,7 +66,8 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
           t.zero_stage(),
           std::llround(t.grad_bucket_mb() * (1 << 20)),
           t.context_parallel(),
-          t.context_parallel_algorithm()};
+          t.context_parallel_algorithm(),
+          t.tensor_parallel_grad_overlap()};
 }
 
 void check_zero_stage(const ScenarioChecker& check, const ResolvedScenario& setup) {

@@ -52,6 +52,15 @@ struct StageCost {
   int32_t tp_bwd_collectives = 0;
   double tp_fwd_bytes_per_sample = 0;
   double tp_bwd_bytes_per_sample = 0;
+  // Of the BWD's, those that run under its weight-gradient GEMMs
+  // (training.tensor_parallel_grad_overlap): how many, their bytes per sample (as
+  // all-reduces), the share of the BWD's compute those GEMMs take, the lead they start with
+  // (Instruction::lead_s), and whether they are sequence parallelism's reduce-scatter +
+  // all-gather pairs, of which only the reduce-scatters hide.
+  int32_t tp_bwd_hidden_collectives = 0;
+  double tp_bwd_hidden_bytes_per_sample = 0;
+  double tp_bwd_hidden_share = 0;
+  bool tp_bwd_hidden_in_pairs = false;
   // Expert parallelism: the all-to-alls of one FWD and one BWD among the stage's expert group
   // (how many, and their bytes per sample together).
   int32_t ep_fwd_all_to_alls = 0;

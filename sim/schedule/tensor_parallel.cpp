@@ -26,15 +26,42 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
   // Compute-lane positions, for ordering the collective lanes.
   const std::vector<int32_t> position = compute_positions(program);
   const std::vector<int32_t> trigger = collective_triggers(program, position);
-  const auto tp_bytes = [&](const Instruction& ins) -> std::pair<int64_t, int32_t> {
+  // A pass's collectives: those that may start under it (a BWD's under its weight
+  // gradients), then the rest; each with its op, bytes (as all-reduces), count and lead.
+  struct Reduce {
+    Op op = Op::kAllreduce;
+    int64_t bytes = 0;
+    int32_t count = 0;
+    double lead_s = 0;
+  };
+  const auto tp_reduces = [&](const Instruction& ins) -> std::vector<Reduce> {
     // A split backward's all-reduces are those of its input gradient; the weight gradients
     // are local to each GPU's shard.
-    if (T == 1 || (ins.op != Op::kFwd && !computes_input_gradient(ins.op))) return {0, 0};
+    if (T == 1 || (ins.op != Op::kFwd && !computes_input_gradient(ins.op))) return {};
     const StageCost& cost = layout.costs[ins.stage];
     const bool fwd = ins.op == Op::kFwd;
     const int32_t count = fwd ? cost.tp_fwd_collectives : cost.tp_bwd_collectives;
     const double per_sample = fwd ? cost.tp_fwd_bytes_per_sample : cost.tp_bwd_bytes_per_sample;
-    return {std::llround(per_sample * ins.range.size()), count};
+    const double samples = ins.range.size();
+    const int64_t bytes = std::llround(per_sample * samples);
+    std::vector<Reduce> reduces;
+    if (ins.op == Op::kBwd && cost.tp_bwd_hidden_collectives > 0) {
+      const int64_t hidden = std::llround(cost.tp_bwd_hidden_bytes_per_sample * samples);
+      const int32_t n = cost.tp_bwd_hidden_collectives;
+      const double lead = cost.tp_bwd_hidden_share * ins.compute_s;
+      if (cost.tp_bwd_hidden_in_pairs) {
+        // A ring reduce-scatter and all-gather of B bytes together cost a ring all-reduce.
+        reduces.push_back({Op::kReduceScatter, hidden, n, lead});
+        reduces.push_back({Op::kAllGather, hidden, n, 0.0});
+      } else {
+        reduces.push_back({Op::kAllreduce, hidden, n, lead});
+      }
+      reduces.push_back({Op::kAllreduce, bytes - hidden, count - n, 0.0});
+    } else {
+      reduces.push_back({Op::kAllreduce, bytes, count, 0.0});
+    }
+    std::erase_if(reduces, [](const Reduce& r) { return r.bytes <= 0 || r.count <= 0; });
+    return reduces;
   };
 
   // Each device's collective lane, in the order of what triggers its entries.
@@ -43,31 +70,38 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
     const Instruction& ins = program.instructions[i];
     if (is_collective(ins.op)) {
       lanes[ins.device].push_back(existing_entry(program, i, trigger[i]));
-    } else if (const auto [bytes, count] = tp_bytes(ins); bytes > 0 && count > 0) {
+    } else if (!tp_reduces(ins).empty()) {
       lanes[ins.device].push_back({position[i], false, i});
     }
   }
-  // pass -> its all-reduce on GPU 0 of its stage, those of GPUs 1..T-1 right after.
-  std::vector<int32_t> tp_reduce(n, -1);
+  // pass -> its all-reduces on GPU 0 of its stage (the first and the last), those of GPUs
+  // 1..T-1 right after each.
+  std::vector<int32_t> tp_first(n, -1), tp_reduce(n, -1);
+  std::vector<char> has_lead(n, 0);
   for (auto& lane : lanes) {
     std::sort(lane.begin(), lane.end());
     for (const CollectiveLaneEntry& e : lane) {
       const Instruction& ins = program.instructions[e.index];
-      for (int32_t t = 0; t < T; ++t) {
-        if (e.existing) {
-          at(e.index, t) = builder.add(place(ins, t));
-          continue;
+      if (e.existing) {
+        for (int32_t t = 0; t < T; ++t) at(e.index, t) = builder.add(place(ins, t));
+        continue;
+      }
+      for (const Reduce& r : tp_reduces(ins)) {
+        for (int32_t t = 0; t < T; ++t) {
+          Instruction reduce = place(ins, t);
+          reduce.op = r.op;
+          reduce.compute_s = 0;
+          reduce.stash_bytes = 0;
+          reduce.bytes = r.bytes;
+          reduce.collectives = static_cast<uint16_t>(
+              std::min<int32_t>(r.count, std::numeric_limits<uint16_t>::max()));
+          reduce.lead_s = r.lead_s;
+          const int32_t id = builder.add(reduce);
+          if (t > 0) continue;
+          if (tp_first[e.index] < 0) tp_first[e.index] = id;
+          tp_reduce[e.index] = id;
+          has_lead[e.index] = has_lead[e.index] || r.lead_s > 0;
         }
-        Instruction reduce = place(ins, t);
-        reduce.op = Op::kAllreduce;
-        reduce.compute_s = 0;
-        reduce.stash_bytes = 0;
-        const auto [bytes, count] = tp_bytes(ins);
-        reduce.bytes = bytes;
-        reduce.collectives =
-            static_cast<uint16_t>(std::min<int32_t>(count, std::numeric_limits<uint16_t>::max()));
-        const int32_t id = builder.add(reduce);
-        if (t == 0) tp_reduce[e.index] = id;
       }
     }
   }
@@ -76,20 +110,26 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
   for (int32_t i = 0; i < n; ++i) {
     for (int32_t t = 0; t < T; ++t) {
       for (int32_t d : program.deps_of(i)) {
-        // What consumed a pass consumes it once reduced.
+        // What consumed a pass consumes it once reduced, and, where the reduction may end
+        // before the pass does (it started under the pass with a lead), once computed.
         const bool reduced = tp_reduce[d] >= 0 && !waits_for_the_pass_itself(program, i);
         builder.add_dependency(at(i, t), reduced ? tp_reduce[d] + t : at(d, t));
+        if (reduced && tp_first[d] == tp_reduce[d] && has_lead[d]) {
+          builder.add_dependency(at(i, t), at(d, t));
+        }
       }
       if (program.partner[i] >= 0 && is_send(program.instructions[i].op)) {
         builder.pair(at(i, t), at(program.partner[i], t));
       }
     }
     if (tp_reduce[i] < 0) continue;
-    for (int32_t t = 0; t < T; ++t) group[t] = tp_reduce[i] + t;
-    builder.group(group);
     const bool next_on_lane = i + 1 < n && program.lane_index(i + 1) == program.lane_index(i);
+    for (int32_t first = tp_first[i]; first <= tp_reduce[i]; first += T) {
+      for (int32_t t = 0; t < T; ++t) group[t] = first + t;
+      builder.group(group);
+      for (int32_t t = 0; t < T; ++t) builder.add_dependency(first + t, at(i, t));
+    }
     for (int32_t t = 0; t < T; ++t) {
-      builder.add_dependency(tp_reduce[i] + t, at(i, t));
       if (next_on_lane) builder.add_dependency(at(i + 1, t), tp_reduce[i] + t);
     }
   }

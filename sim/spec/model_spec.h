@@ -107,6 +107,10 @@ struct ModelLayer {
   int32_t tp_bwd_collectives = 0;
   double tp_allreduce_bytes_per_sample = 0;
   double tp_undivided_stash_bytes_per_sample = 0;
+  // Of tp_bwd_collectives, those that reduce a column-parallel linear's input gradient: with
+  // training.tensor_parallel_grad_overlap each runs under that linear's weight-gradient GEMM
+  // (the kN-split entries of `gemms`). Recomputation's rerun forward adds none.
+  int32_t tp_bwd_grad_collectives = 0;
   // Activation recomputation (training.recompute, sim/model/activation_recompute.h). A
   // transformer block can keep only its input (`checkpoint_bytes_per_sample` > 0) or drop its
   // attention core's activations for that core's FLOPs. Once applied, a backward first

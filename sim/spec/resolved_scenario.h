@@ -37,6 +37,9 @@ struct TrainingSpec {
   // between tensor and pipeline parallelism in the rank order
   int32_t context_parallel = 1;
   proto::Training::ContextParallelAlgorithm context_parallel_algorithm = proto::Training::RING;
+  // Backward tensor-parallel collectives under the weight-gradient GEMMs
+  // (training.tensor_parallel_grad_overlap; sim/schedule/tensor_parallel.h)
+  bool tensor_parallel_grad_overlap = false;
 };
 
 // Offload to host memory (schedule.offload). `stages` holds the policy's choice: every stage

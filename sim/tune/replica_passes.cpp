@@ -11,10 +11,16 @@ namespace pipetwin {
 namespace {
 
 // What a pass of `compute_s` waits for beyond its compute on a GPU of its stage.
+// A BWD's tensor-parallel collectives may partly run under its weight gradients
+// (tensor_hidden_s, under its last tensor_hidden_share; sim/schedule/tensor_parallel.h); a
+// split backward's (`hides` false) follow it whole.
 struct PassCollectives {
   double tensor_s = 0, expert_s = 0, context_s = 0, context_lead_share = 0;
-  double extra(double compute_s) const {
-    return std::max(0.0, context_s - context_lead_share * compute_s) + expert_s + tensor_s;
+  double tensor_hidden_s = 0, tensor_hidden_share = 0;
+  double extra(double compute_s, bool hides = true) const {
+    const double hidden =
+        hides ? std::max(0.0, tensor_hidden_s - tensor_hidden_share * compute_s) : tensor_hidden_s;
+    return std::max(0.0, context_s - context_lead_share * compute_s) + expert_s + tensor_s + hidden;
   }
 };
 
@@ -24,10 +30,23 @@ PassCollectives pass_collectives(const ResolvedScenario& setup, const StageCost&
   const TrainingSpec& training = setup.training;
   PassCollectives p;
   if (training.tensor_parallel > 1) {
-    p.tensor_s = collective_time(
-        setup, kProgramAllReduce, gpus.tensor_group(device),
-        (forward ? cost.tp_fwd_bytes_per_sample : cost.tp_bwd_bytes_per_sample) * samples,
-        forward ? cost.tp_fwd_collectives : cost.tp_bwd_collectives);
+    const std::vector<int32_t> group = gpus.tensor_group(device);
+    double bytes = forward ? cost.tp_fwd_bytes_per_sample : cost.tp_bwd_bytes_per_sample;
+    int32_t count = forward ? cost.tp_fwd_collectives : cost.tp_bwd_collectives;
+    if (!forward && cost.tp_bwd_hidden_collectives > 0) {
+      const double hidden = cost.tp_bwd_hidden_bytes_per_sample * samples;
+      const int32_t n = cost.tp_bwd_hidden_collectives;
+      p.tensor_hidden_share = cost.tp_bwd_hidden_share;
+      if (cost.tp_bwd_hidden_in_pairs) {
+        p.tensor_hidden_s = collective_time(setup, kProgramReduceScatter, group, hidden, n);
+        p.tensor_s += collective_time(setup, kProgramAllGather, group, hidden, n);
+      } else {
+        p.tensor_hidden_s = collective_time(setup, kProgramAllReduce, group, hidden, n);
+      }
+      bytes -= cost.tp_bwd_hidden_bytes_per_sample;
+      count -= n;
+    }
+    p.tensor_s += collective_time(setup, kProgramAllReduce, group, bytes * samples, count);
   }
   if (training.expert_parallel > 1) {
     p.expert_s = collective_time(
@@ -128,7 +147,7 @@ PipelinePasses replica_passes(const ResolvedScenario& setup, const PipelineLayou
       t.bwd_s = b;
       t.bwd_after_s = bwd.extra(b);
       t.bwd_input_s = bi;
-      t.bwd_input_after_s = bwd.extra(bi);
+      t.bwd_input_after_s = bwd.extra(bi, false);
       t.bwd_weight_s = bw;
     }
     add_sharded_data_parallel(setup, cost, gpus, device, t);

@@ -65,6 +65,11 @@ INSTANTIATE_TEST_SUITE_P(
         SplitCase{"GptTp2Pp2SequenceGpipe", std::string(kGpt) +
                                                 " --set training.sequence_parallel=true "
                                                 "--set schedule.kind=GPIPE"},
+        // The backward's collectives under the weight gradients: in the Program a
+        // reduce-scatter and an all-gather per backward, which ran inside the pass.
+        SplitCase{"GptTp2Pp2SequenceGradOverlap",
+                  std::string(kGpt) + " --set training.sequence_parallel=true "
+                                      "--set training.tensor_parallel_grad_overlap=true"},
         // SGD: plain gradient steps, no Adam normalisation to hide a wrong gradient scale.
         SplitCase{"GptTp2Pp2Sgd", std::string(kGpt) + " --set training.optimizer=SGD"},
         SplitCase{"GptTp2Pp2SequenceSgd", std::string(kGpt) +

@@ -145,6 +145,95 @@ TEST(TensorParallel, SimgridReproducesAnalyticTimestamps) {
   }
 }
 
+// Megatron-LM's asynchronous all-reduce (training.tensor_parallel_grad_overlap): a BWD's
+// column-parallel input-gradient collectives start under its last share of compute, the
+// weight gradients of QKV, the first MLP matmul and the logits (14sh^2 per block, 2shV for
+// the head, against a backward of twice the forward's FLOPs, three times a block's with full
+// recomputation); sequence parallelism hides only the reduce-scatter of each pair; full
+// recomputation's rerun forward all-reduces stay after the pass. The engine then waits only
+// for what outlasts the lead.
+TEST(TensorParallel, GradOverlapRunsInputGradientReducesUnderTheWeightGradients) {
+  const double s = 256, h = 1024, v = 8192, blocks = 2, tp = 2;
+  const double block_fwd = 24 * s * h * h + 4 * s * s * h, head_fwd = 2 * s * h * v;
+  const double per_collective = s * h * 2 * 2;  // 16-bit, 2 samples
+  struct Case {
+    std::string set;
+    double block_bwd_over_fwd;
+    std::vector<std::pair<Op, int>> reduces;  // op and collectives, in lane order
+  };
+  const std::vector<Case> cases = {
+      {"training.iterations=1", 2, {{Op::kAllreduce, 5}}},
+      {"training.sequence_parallel=true", 2, {{Op::kReduceScatter, 5}, {Op::kAllGather, 5}}},
+      {"training.recompute=FULL", 3, {{Op::kAllreduce, 5}, {Op::kAllreduce, 4}}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.set);
+    const ResolvedScenario setup =
+        gpt(1, 2, 1, tp, false, {c.set, "training.tensor_parallel_grad_overlap=true"});
+    const ResolvedScenario plain = gpt(1, 2, 1, tp, false, {c.set});
+    const Program p = build_program(setup), q = build_program(plain);
+    const ExecutionTimes t = run_analytic(p, setup.cluster), u = run_analytic(q, plain.cluster);
+    const auto bwd_and_its_collectives = [](const Program& program) {
+      std::vector<int32_t> found;
+      for (int32_t i = 0; i < program.size(); ++i) {
+        if (program.instructions[i].op == Op::kBwd && program.instructions[i].device == 0) {
+          found.push_back(i);
+        }
+      }
+      for (int32_t i = 0; i < program.size(); ++i) {
+        const auto deps = program.deps_of(i);
+        if (is_collective(program.instructions[i].op) &&
+            std::find(deps.begin(), deps.end(), found.front()) != deps.end()) {
+          found.push_back(i);
+        }
+      }
+      return found;
+    };
+    const std::vector<int32_t> ours = bwd_and_its_collectives(p);
+    const std::vector<int32_t> theirs = bwd_and_its_collectives(q);
+    ASSERT_EQ(ours.size(), c.reduces.size() + 1);
+    ASSERT_EQ(theirs.size(), 2u);
+    const int32_t bwd = ours[0];
+    const double share = (blocks * 14 * s * h * h + 2 * s * h * v) /
+                         (blocks * c.block_bwd_over_fwd * block_fwd + 2 * head_fwd);
+    const double lead = share * p.instructions[bwd].compute_s;
+    double waited = 0;
+    for (size_t k = 0; k < c.reduces.size(); ++k) {
+      const int32_t r = ours[k + 1];
+      const Instruction& ins = p.instructions[r];
+      EXPECT_EQ(ins.op, c.reduces[k].first) << k;
+      EXPECT_EQ(ins.collectives, c.reduces[k].second) << k;
+      EXPECT_EQ(ins.bytes, std::llround(c.reduces[k].second * per_collective)) << k;
+      const double took = t.end_s[r] - t.start_s[r];
+      if (k == 0) {
+        EXPECT_NEAR(ins.lead_s, lead, 1e-9 * lead);
+        EXPECT_NEAR(t.start_s[r], t.end_s[bwd] - lead, 1e-12);
+        waited += std::max(0.0, took - lead);
+      } else {
+        EXPECT_EQ(ins.lead_s, 0);
+        waited += took;
+      }
+    }
+    // The plain BWD's one all-reduce of every collective waited whole; the step is shorter
+    // by the difference.
+    const double plain_wait = u.end_s[theirs[1]] - u.start_s[theirs[1]];
+    EXPECT_GT(plain_wait, waited);
+    EXPECT_NEAR(makespan(u) - makespan(t), plain_wait - waited, 1e-9 * makespan(u));
+  }
+}
+
+TEST(TensorParallel, SimgridReproducesAnalyticTimestampsUnderGradOverlap) {
+  for (const char* sp : {"false", "true"}) {
+    ResolvedScenario setup = gpt(2, 4, 4, 4, false,
+                                 {"training.tensor_parallel_grad_overlap=true",
+                                  std::string("training.sequence_parallel=") + sp,
+                                  "training.data_parallel=2", "training.global_batch=16"});
+    setup.simgrid.exact = true;
+    const Program p = build_program(setup);
+    testing::expect_same_times(p, run_analytic(p, setup.cluster),
+                               run_simgrid(p, setup.cluster, setup.simgrid));
+  }
+}
+
 // GPU t + T(p + P r) is tensor rank t of pipeline device p in replica r, and says so in the
 // report and the trace.
 TEST(TensorParallel, DeviceNamesSayTheirTensorPipelineAndDataParallelRanks) {

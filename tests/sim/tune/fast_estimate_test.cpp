@@ -27,7 +27,10 @@ TEST(FastEstimate, EqualsTheEngineOnOneReplica) {
   int checked = 0;
   for (const char* kind :
        {"GPIPE", "ONE_F_ONE_B", "INTERLEAVED_ONE_F_ONE_B", "ZB_H1", "ZB_H2", "ZB_V", "DUALPIPE"}) {
-    for (int tp : {1, 2}) {
+    // Tensor parallelism 2 plain, with its backward collectives under the weight
+    // gradients, and with sequence parallelism too.
+    for (int variant : {0, 1, 2, 3}) {
+      const int tp = variant == 0 ? 1 : 2;
       for (int stages : {2, 4}) {
         const std::string k = kind;
         std::vector<std::string> set = {"schedule.kind=" + k,
@@ -37,20 +40,22 @@ TEST(FastEstimate, EqualsTheEngineOnOneReplica) {
                                         "training.microbatches=8",
                                         "training.global_batch=16"};
         if (k == "INTERLEAVED_ONE_F_ONE_B") set.push_back("schedule.virtual_stages=2");
+        if (variant >= 2) set.push_back("training.tensor_parallel_grad_overlap=true");
+        if (variant == 3) set.push_back("training.sequence_parallel=true");
         ResolvedScenario setup = resolve_scenario(shipped("gpt-8gpu-1f1b", set));
         const std::optional<FastEstimate> fast = estimate_fast(setup);
         ASSERT_TRUE(fast.has_value()) << k;
         const TunePoint reference = engine(setup);
         EXPECT_NEAR(fast->iteration_time_s, reference.iteration_time_s,
                     1e-6 * reference.iteration_time_s)
-            << k << " TP " << tp << " PP " << stages;
+            << k << " TP " << tp << " PP " << stages << " variant " << variant;
         EXPECT_EQ(fast->peak_memory_bytes, reference.peak_memory_bytes)
             << k << " TP " << tp << " PP " << stages;
         ++checked;
       }
     }
   }
-  EXPECT_EQ(checked, 28);  // DualPipe's included
+  EXPECT_EQ(checked, 56);  // DualPipe's included
 }
 
 // Gradient buckets over data-parallel replicas, context parallelism's exchanges, expert
