@@ -2,8 +2,8 @@
 """How well the micro-benchmark calibration predicts the shipped CPU scenarios.
 
 For every shipped scenario that runs on CPU ranks: `pipetwin profile` measures its layers
-(not with tensor or expert parallelism, whose zoo FLOPs stay the cost curves' shape), then
-two calibrations of that file are simulated:
+(each whole, on one rank; tensor parallelism divides them among a stage's GPUs), then two
+calibrations of that file are simulated:
   alone:     `pipetwin calibrate --alone` (micro-benchmarks only: the link between two ranks);
   with run:  `pipetwin calibrate` (the same micro-benchmarks, then a run of 5 iterations that
              the scenario is fitted to: dispatch gaps, interference, the link under load).
@@ -31,16 +31,14 @@ from fidelity import ms, sets  # noqa: E402  (the validation matrix's formatting
 PIPETWIN = os.path.join(ROOT, "build", "pipetwin")
 SCENARIOS = os.path.join(ROOT, "scenarios")
 
-# name, scenario, its microbatches (the held-out configuration doubles them), whether
-# `pipetwin profile` applies (its measured layers do not split over tensor- or
-# expert-parallel GPUs: those scenarios are calibrated as shipped, their zoo FLOPs the shape)
+# name, scenario, its microbatches (the held-out configuration doubles them)
 SHIPPED = [
-    ("mlp", "mlp-cpu-2rank.textproto", 8, True),
-    ("gpt", "gpt-cpu-2rank.textproto", 4, True),
-    ("vgg16", "vgg16-cpu-2rank.textproto", 4, True),
-    ("resnet18", "resnet18-cpu-2rank.textproto", 4, True),
-    ("gpt-tp2-pp2", "gpt-tp2-pp2-cpu.textproto", 4, False),
-    ("moe-ep2-pp2", "moe-ep2-pp2-cpu.textproto", 4, False),
+    ("mlp", "mlp-cpu-2rank.textproto", 8),
+    ("gpt", "gpt-cpu-2rank.textproto", 4),
+    ("vgg16", "vgg16-cpu-2rank.textproto", 4),
+    ("resnet18", "resnet18-cpu-2rank.textproto", 4),
+    ("gpt-tp2-pp2", "gpt-tp2-pp2-cpu.textproto", 4),
+    ("moe-ep2-pp2", "moe-ep2-pp2-cpu.textproto", 4),
 ]
 RUN_FLAGS = []  # --pin: the calibrating run and the measured runs, each rank on one core
 RUN_ITERATIONS = 5
@@ -72,11 +70,10 @@ def measure(scenario, extra, repeat):
             "spread": (r["max_s"] - r["min_s"]) / r["median_s"]}
 
 
-def row(name, scenario, microbatches, profile, repeat, out):
+def row(name, scenario, microbatches, repeat, out):
     source = os.path.join(SCENARIOS, scenario)
-    profiled = os.path.join(out, f"{name}-profiled.textproto") if profile else source
-    if profile:
-        pipetwin("profile", source, "-o", profiled, json_out=False)
+    profiled = os.path.join(out, f"{name}-profiled.textproto")
+    pipetwin("profile", source, "-o", profiled, json_out=False)
     files = {"alone": os.path.join(out, f"{name}-alone.textproto"),
              "with run": os.path.join(out, f"{name}-calibrated.textproto")}
     result = {"name": name, "scenario": scenario, "configs": []}
@@ -140,10 +137,10 @@ def main():
     out = args.out or tempfile.mkdtemp(prefix="pipetwin-calibration-")
     os.makedirs(out, exist_ok=True)
     results = []
-    for name, scenario, microbatches, profile in SHIPPED:
+    for name, scenario, microbatches in SHIPPED:
         if only and name not in only:
             continue
-        results.append(row(name, scenario, microbatches, profile, args.repeat, out))
+        results.append(row(name, scenario, microbatches, args.repeat, out))
         print(f"{name}: done", file=sys.stderr)
     with open(os.path.join(out, "calibration_accuracy.json"), "w") as f:
         json.dump(results, f, indent=1)

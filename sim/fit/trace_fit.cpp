@@ -11,6 +11,7 @@
 #include "sim/build_program.h"
 #include "sim/exec/interference.h"
 #include "sim/fit/least_squares.h"
+#include "sim/network/network_model.h"
 #include "sim/network/point_to_point.h"
 #include "sim/program/instruction.h"
 #include "sim/spec/errors.h"
@@ -53,11 +54,52 @@ double median(std::vector<double> values) {
 }
 
 // The scenario's own cost of layer `l` in one direction for b samples on chunk c's device.
+// On one GPU of the chunk's stage: with tensor parallelism, 1/T of the layer, as the lowering
+// divides it. The fitted costs are written back for the whole layer (times T).
 double prior_seconds(const ResolvedScenario& setup, int32_t chunk, int32_t layer, bool forward,
                      double samples) {
   const ModelLayer& m = setup.model.layers[layer];
   const double flops = device_flops(setup, chunk_device(setup, chunk));
-  return (forward ? m.fwd : m.bwd).seconds(samples, flops);
+  return (forward ? m.fwd : m.bwd).curve(flops, setup.training.tensor_parallel).seconds(samples);
+}
+
+// Tensor and expert parallelism on real ranks run a pass's collectives inside the pass,
+// where its layers need them (the Program's ALLREDUCE or ALL_TO_ALL after it is an empty
+// span). The simulators add them after the pass, on the fitted links (`cluster`), so the fit
+// takes that time out of the measured pass.
+double in_pass_collective_seconds(const ResolvedScenario& setup, const ClusterSpec& cluster,
+                                  std::pair<int32_t, int32_t> range, int32_t chunk, bool forward,
+                                  double samples) {
+  const int32_t tp = setup.training.tensor_parallel, ep = setup.training.expert_parallel;
+  const int32_t cp = setup.training.context_parallel;
+  // GPU t of layout device d in replica r (sim/schedule/device_copies.h).
+  const int32_t device = chunk_device(setup, chunk), per_replica = setup.schedule.stages;
+  const auto gpu = [&](int32_t r, int32_t t) { return ((device + r * per_replica) * cp) * tp + t; };
+  double reduce_bytes = 0, exchange_bytes = 0;
+  int32_t reduces = 0, exchanges = 0;
+  for (int32_t l = range.first; l < range.second; ++l) {
+    const ModelLayer& m = setup.model.layers[l];
+    const int32_t n = forward ? m.tp_fwd_collectives : m.tp_bwd_collectives;
+    reduces += n;
+    reduce_bytes += n * m.tp_allreduce_bytes_per_sample * samples / cp;
+    const int32_t a = forward ? m.ep_fwd_all_to_alls : m.ep_bwd_all_to_alls;
+    exchanges += a;
+    exchange_bytes += a * m.moe.dispatch_bytes_per_sample * samples / tp / cp;
+  }
+  double seconds = 0;
+  if (tp > 1 && reduces > 0 && reduce_bytes > 0) {
+    std::vector<int32_t> group(tp);
+    for (int32_t t = 0; t < tp; ++t) group[t] = gpu(0, t);
+    seconds +=
+        collective_seconds(cluster, kProgramAllReduce, group, std::llround(reduce_bytes), reduces);
+  }
+  if (ep > 1 && exchanges > 0 && exchange_bytes > 0) {
+    std::vector<int32_t> group(ep);
+    for (int32_t r = 0; r < ep; ++r) group[r] = gpu(r, 0);
+    seconds += collective_seconds(cluster, kProgramAllToAll, group, std::llround(exchange_bytes),
+                                  exchanges);
+  }
+  return seconds;
 }
 
 struct Measured {
@@ -103,7 +145,13 @@ std::vector<Measured> measured_spans(const ResolvedScenario& setup, const Timeli
 }
 
 // Compute: columns 2k, 2k+1 for block k = 2 * chunk + (backward), then compute_slowdown.
+// The links are fitted already (tensor-parallel collectives are priced on them).
 void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spans, TraceFit& fit) {
+  ClusterSpec fitted_links = setup.cluster;
+  for (const auto& [link, spec] : {std::pair{&fit.intra_node, &fitted_links.intra_node},
+                                   std::pair{&fit.inter_node, &fitted_links.inter_node}}) {
+    if (link->transfers > 0) *spec = {link->bandwidth_bytes_per_s, link->latency_s};
+  }
   const auto ranges = chunk_layer_ranges(setup);
   const int32_t chunks = static_cast<int32_t>(ranges.size());
   std::vector<std::vector<const Measured*>> blocks(2 * chunks);
@@ -191,7 +239,10 @@ void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spa
         }
       }
       row[slowdown] = m->overlap;
-      rows.add(std::move(row), m->span->duration_s());
+      rows.add(std::move(row),
+               m->span->duration_s() -
+                   in_pass_collective_seconds(setup, fitted_links, ranges[block.chunk], block.chunk,
+                                              block.forward, m->span->samples()));
     }
     fit.compute.push_back(block);
   }
@@ -389,11 +440,13 @@ void fit_dispatch(const ResolvedScenario& setup, const std::vector<NamedTimeline
   fit.wakeup_gaps = static_cast<int32_t>(wakeup.size());
 }
 
-// Layer l's fitted seconds in one direction for b samples, from its chunk's block.
+// Layer l's fitted seconds in one direction for b samples, from its chunk's block: the
+// whole layer's (with tensor parallelism, T GPUs' worth of what one measured).
 double layer_seconds(const ResolvedScenario& setup, const ChunkCostFit& block,
                      std::pair<int32_t, int32_t> range, int32_t l, double b) {
+  const double whole = setup.training.tensor_parallel;
   if (block.spans == 0 || !block.linear) {
-    return block.scale * prior_seconds(setup, block.chunk, l, block.forward, b);
+    return whole * block.scale * prior_seconds(setup, block.chunk, l, block.forward, b);
   }
   // The chunk's line, split in the proportions of the scenario's costs at the measured
   // size (equally when the scenario's costs are all zero).
@@ -405,7 +458,7 @@ double layer_seconds(const ResolvedScenario& setup, const ChunkCostFit& block,
   const double share = total > 0
                            ? prior_seconds(setup, block.chunk, l, block.forward, reference) / total
                            : 1.0 / (range.second - range.first);
-  return share * (block.fixed_s + block.per_sample_s * b);
+  return whole * share * (block.fixed_s + block.per_sample_s * b);
 }
 
 }  // namespace
@@ -426,6 +479,7 @@ TraceFit fit_trace(const ResolvedScenario& setup, const std::vector<NamedTimelin
     spans.insert(spans.end(), own.begin(), own.end());
   }
   fit.measured_makespan_s = median(fit.measured_makespans_s);
+  fit_links(setup, spans, fit);
   fit_compute(setup, spans, fit);
   for (const ChunkCostFit& block : fit.compute) {
     if (block.spans == 0 && block.forward) {
@@ -433,7 +487,6 @@ TraceFit fit_trace(const ResolvedScenario& setup, const std::vector<NamedTimelin
                        ": was it measured from this scenario?");
     }
   }
-  fit_links(setup, spans, fit);
   fit_dispatch(setup, runs, fit);
   return fit;
 }
@@ -479,7 +532,10 @@ proto::Scenario fitted_scenario(const proto::Scenario& original, const ResolvedS
                                : 1.0 / (ranges[c].second - ranges[c].first);
       layer->set_optim_ms(1e3 *
                           (fit.optim_s[c] >= 0 ? fit.optim_s[c] * share : source.optim_seconds));
-      if (fwd.linear && bwd.linear && fwd.spans > 0 && bwd.spans > 0) {
+      // A line's fixed part is not divided among tensor-parallel GPUs (sim/spec/model_spec.h,
+      // LayerCost::curve), measured points are: a split layer is written as points.
+      if (setup.training.tensor_parallel == 1 && fwd.linear && bwd.linear && fwd.spans > 0 &&
+          bwd.spans > 0) {
         const double at_one = layer_seconds(setup, fwd, ranges[c], l, 1);
         const double at_zero = layer_seconds(setup, fwd, ranges[c], l, 0);
         layer->set_fwd_fixed_ms(1e3 * at_zero);

@@ -38,6 +38,29 @@ ModelSpec resolve_zoo(const ScenarioChecker& check, const proto::Model& m) {
   }
 }
 
+// Tensor and expert parallelism split a zoo model by its structure (which collectives each
+// layer runs, which of its activations stay whole, which weights are experts'), which measured
+// layers alone do not carry: the zoo's layers keep their structure and take the measured costs
+// of the whole layer (profile, calibrate), which the lowering divides among a stage's
+// tensor-parallel GPUs as it divides the zoo's; an expert-parallel GPU computes a whole MoE
+// layer's worth, its experts for every GPU's tokens. The measured time holds the
+// memory-bound kernels and sets the weight-gradient share as a measured backward's (half).
+ModelSpec measured_costs_on_the_zoo(ModelSpec zoo, const ModelSpec& measured) {
+  for (size_t i = 0; i < zoo.layers.size(); ++i) {
+    ModelLayer& layer = zoo.layers[i];
+    const ModelLayer& costs = measured.layers[i];
+    layer.fwd = costs.fwd;
+    layer.bwd = costs.bwd;
+    layer.optim_seconds = costs.optim_seconds;
+    layer.bwd_weight.reset();
+    layer.fwd_memory_bytes_per_sample = 0;
+    layer.tp_undivided_memory_bytes_per_sample = 0;
+    layer.attention_memory_bytes_per_sample = 0;
+    layer.gemms.clear();
+  }
+  return zoo;
+}
+
 }  // namespace
 
 ModelSpec resolve_model(const ScenarioChecker& check, const LoadedScenario& loaded) {
@@ -60,6 +83,9 @@ ModelSpec resolve_model(const ScenarioChecker& check, const LoadedScenario& load
                                      " layers but the zoo model has " +
                                      std::to_string(architecture_layers));
     }
+  }
+  if (measured_zoo && (s.training().tensor_parallel() > 1 || s.training().expert_parallel() > 1)) {
+    return measured_costs_on_the_zoo(resolve_zoo(check, m), resolve_layers(check, m));
   }
   if (m.layers_size() > 0) return resolve_layers(check, m);
   if (m.has_pipedream_profile()) {

@@ -43,7 +43,9 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   check_tensor_parallel(check, s, setup);
   check_zero_stage(check, setup);
   check_context_parallel(check, setup);
-  if (s.model().has_zoo() && s.model().zoo().memory_efficiency() != 0) {
+  // Measured layers (profile, calibrate) hold their memory-bound kernels' time already.
+  if (s.model().has_zoo() && s.model().zoo().memory_efficiency() != 0 &&
+      s.model().layers_size() == 0) {
     add_memory_bound_kernels(check, s, setup);
   }
   add_shape_efficiency(s, setup);

@@ -251,6 +251,31 @@ TEST(RealRunMeasure, ProfileAndCalibrateWriteScenariosTheSimulatorsRun) {
   EXPECT_EQ(j["stages"], 2);
 }
 
+// Tensor and expert parallelism run their collectives inside the passes on real ranks:
+// calibrate fits the passes without them and keeps the zoo's structure, so the fitted
+// scenario splits and exchanges as the zoo's does.
+TEST(RealRunMeasure, TensorAndExpertParallelScenariosCalibrate) {
+  SKIP_WITHOUT_TORCH();
+  const TempDir dir;
+  // From the source tree: the MoE scenario reads its config.json beside it.
+  const auto folder = std::filesystem::path(PIPETWIN_SOURCE_DIR) / "scenarios";
+  for (const char* name : {"gpt-tp2-pp2-cpu.textproto", "moe-ep2-pp2-cpu.textproto"}) {
+    SCOPED_TRACE(name);
+    const std::string scenario = (folder / name).string();
+    const auto calibrated = (dir.path() / "calibrated.textproto").string();
+    const CliResult c =
+        run_pipetwin("calibrate " + scenario +
+                     " --sizes 4096,65536 --run-iterations 2 --runs 1 -o " + calibrated);
+    ASSERT_EQ(c.exit_code, 0) << c.err;
+    const std::string fitted = testing::read_all(calibrated);
+    EXPECT_THAT(fitted, HasSubstr("zoo {"));
+    EXPECT_THAT(fitted, HasSubstr("cost_points"));
+    const CliResult s = run_pipetwin("simulate " + calibrated + " --json");
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    EXPECT_GT(nlohmann::json::parse(s.out)["iteration_time_s"].get<double>(), 0);
+  }
+}
+
 // The loop a user closes: run, fit the scenario to the run, simulate and run the fitted
 // scenario (its zoo block runs, its measured layers cost), then plan on it and run the plan.
 TEST(RealRunMeasure, CalibrateFromARunWritesAScenarioThatSimulatesAndRuns) {

@@ -213,6 +213,106 @@ TEST(LeastSquares, NonNegativeColumnsAndOutliers) {
   EXPECT_NEAR(clamped.coefficients[0], 5.5, 1e-9);
 }
 
+// A tensor-parallel MLP (column- then row-parallel pairs) with measured costs of its whole
+// layers, simulated, then made to look like real ranks: each pass holds its all-reduces
+// (the Program's ALLREDUCE after it is empty). The fit takes the modeled all-reduces out of
+// the passes and writes whole-layer costs, which the fitted scenario divides again.
+const std::string kTensorParallelTruth = R"(
+name: "tp-truth"
+cluster {
+  nodes: 1 gpus_per_node: 4
+  gpu { name: "g" peak_tflops: 1 memory_gib: 80 }
+  intra_node { bandwidth_gbytes_per_s: 0.5 latency_us: 200 }
+}
+model {
+  zoo { name: "mlp" layers: 4 hidden: 64 input_dim: 32 output_dim: 8 }
+  layers { cost_points { batch: 2 fwd_ms: 4 bwd_ms: 8 } cost_points { batch: 4 fwd_ms: 6 bwd_ms: 12 } }
+  layers { cost_points { batch: 2 fwd_ms: 2 bwd_ms: 4 } cost_points { batch: 4 fwd_ms: 3 bwd_ms: 6 } }
+  layers { cost_points { batch: 2 fwd_ms: 4 bwd_ms: 8 } cost_points { batch: 4 fwd_ms: 6 bwd_ms: 12 } }
+  layers { cost_points { batch: 2 fwd_ms: 2 bwd_ms: 4 } cost_points { batch: 4 fwd_ms: 3 bwd_ms: 6 } }
+  layer_batch: 1
+}
+training { global_batch: 16 microbatches: 4 iterations: 3 optimizer: SGD tensor_parallel: 2 }
+schedule { kind: GPIPE stages: 2 }
+)";
+
+TEST(TraceFit, TensorParallelPassesAreFittedWithoutTheirCollectives) {
+  const SimulationResult truth = simulate(loaded(kTensorParallelTruth), {});
+  // Each tensor-parallel pass split 2 ways: 4.5 ms forward per GPU at 4 samples.
+  for (const Span& span : truth.timeline.spans) {
+    if (span.op == "FWD" && span.device == 0) {
+      EXPECT_NEAR(span.duration_s(), 4.5e-3, 1e-9);
+    }
+  }
+  Timeline measured = truth.timeline;
+  int folded = 0;
+  for (Span& reduce : measured.spans) {
+    if (reduce.op != "ALLREDUCE") continue;
+    for (Span& pass : measured.spans) {
+      if ((pass.op == "FWD" || pass.op == "BWD") && pass.device == reduce.device &&
+          std::abs(pass.end_s - reduce.start_s) < 1e-12) {
+        pass.end_s = reduce.end_s;  // the pass ran its collectives
+        reduce.end_s = reduce.start_s;
+        ++folded;
+        break;
+      }
+    }
+  }
+  EXPECT_GT(folded, 0);
+  // From wrong forward costs (the first and third layers' doubled), the fit finds the
+  // truth's whole-layer costs of each stage (split over its layers as the prior splits them).
+  std::string wrong = kTensorParallelTruth;
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"fwd_ms: 4 ", "fwd_ms: 8 "}, {"fwd_ms: 6 ", "fwd_ms: 12 "}}) {
+    for (size_t at = wrong.find(from); at != std::string::npos; at = wrong.find(from, at + 1)) {
+      wrong.replace(at, from.size(), to);
+    }
+  }
+  const LoadedScenario prior_loaded = loaded(wrong);
+  const ResolvedScenario prior = resolve_scenario(prior_loaded);
+  const TraceFit fit = fit_trace(prior, measured, "measured.timeline");
+  const proto::Scenario fitted = fitted_scenario(prior_loaded.scenario, prior, fit);
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(fitted, &text);
+  const ResolvedScenario again = resolve_scenario(loaded(text));
+  const double flops = 1e12;
+  const auto stage_seconds = [&](bool forward, int first) {
+    double sum = 0;
+    for (int l = first; l < first + 2; ++l) {
+      sum += (forward ? again.model.layers[l].fwd : again.model.layers[l].bwd).seconds(4, flops);
+    }
+    return sum;
+  };
+  for (int first : {0, 2}) {
+    EXPECT_NEAR(stage_seconds(true, first), 9e-3, 0.1e-3) << first;
+    EXPECT_NEAR(stage_seconds(false, first), 18e-3, 0.1e-3) << first;
+  }
+  EXPECT_EQ(again.model.layers[1].tp_fwd_collectives, 1);  // the zoo's structure stays
+  EXPECT_NEAR(simulate(loaded(text), {}).times.span_s() / fit.measured_makespan_s, 1.0, 0.02);
+}
+
+// Expert parallelism needs the zoo's structure too (which layers hold experts, their
+// all-to-alls): the zoo's layers take the measured costs.
+TEST(MeasuredZoo, ExpertParallelismKeepsTheZoosStructureWithTheMeasuredCosts) {
+  LoadedScenario moe = load_scenario("builtin:moe-ep2-pp2-cpu", {});
+  const size_t count = resolve_scenario(moe).model.layers.size();
+  for (size_t l = 0; l < count; ++l) {
+    proto::Layer* layer = moe.scenario.mutable_model()->add_layers();
+    proto::CostPoint* point = layer->add_cost_points();
+    point->set_batch(4);
+    point->set_fwd_ms(1);
+    point->set_bwd_ms(2);
+  }
+  moe.scenario.mutable_model()->set_layer_batch(1);
+  const ResolvedScenario setup = resolve_scenario(moe);
+  int exchanging = 0;
+  for (const ModelLayer& layer : setup.model.layers) {
+    EXPECT_NEAR(layer.fwd.seconds(4, 1e12), 1e-3, 1e-12) << layer.name;
+    exchanging += layer.ep_fwd_all_to_alls > 0;
+  }
+  EXPECT_GT(exchanging, 0);
+}
+
 TEST(MeasuredZoo, ZooWithLayersRunsTheArchitectureAndChecksTheCount) {
   const std::string zoo =
       "name: 'z' cluster { preset: 'cpu-host' gpus_per_node: 2 } model { zoo { name: 'mlp' "
