@@ -15,20 +15,23 @@ namespace pipetwin {
 
 FittedScenario fit_scenario_to_runs(const std::string& scenario,
                                     const std::vector<std::string>& overrides,
-                                    const std::vector<std::string>& timeline_paths) {
+                                    const std::vector<std::string>& timeline_paths,
+                                    const std::vector<std::string>& resized_paths) {
   const LoadedScenario loaded = load_scenario(scenario, overrides);
   const ResolvedScenario setup = resolve_scenario(loaded);
-  std::vector<Timeline> measured(timeline_paths.size());
-  std::vector<NamedTimeline> runs;
-  for (size_t k = 0; k < timeline_paths.size(); ++k) {
+  std::vector<std::string> paths = timeline_paths;
+  paths.insert(paths.end(), resized_paths.begin(), resized_paths.end());
+  std::vector<Timeline> measured(paths.size());
+  std::vector<NamedTimeline> runs, resized;
+  for (size_t k = 0; k < paths.size(); ++k) {
     try {
-      measured[k] = read_timeline_file(timeline_paths[k]);
+      measured[k] = read_timeline_file(paths[k]);
     } catch (const std::runtime_error& e) {
       throw InputError(e.what());
     }
-    runs.push_back({&measured[k], timeline_paths[k]});
+    (k < timeline_paths.size() ? runs : resized).push_back({&measured[k], paths[k]});
   }
-  const TraceFit fit = fit_trace(setup, runs);
+  const TraceFit fit = fit_trace(setup, runs, resized);
   proto::Scenario fitted = fitted_scenario(loaded.scenario, setup, fit);
   const MakespanMatch match = match_makespan(fitted, loaded.base_dir, fit.measured_makespan_s);
   char line[512];
@@ -40,7 +43,12 @@ FittedScenario fit_scenario_to_runs(const std::string& scenario,
                 100 * (fit.measured_makespan_s / match.simulated_before_s - 1),
                 match.wakeup_before_s * 1e6, match.wakeup_after_s * 1e6,
                 match.simulated_after_s * 1e3);
-  return {std::move(fitted), describe_fit(fit, timeline_paths) + line};
+  std::string header = describe_fit(fit, timeline_paths);
+  for (const std::string& path : resized_paths) {
+    header +=
+        "#   with the passes and transfers of " + path + ", a run at another microbatch size\n";
+  }
+  return {std::move(fitted), header + line};
 }
 
 void calibrate_from_trace(const std::string& scenario, const std::vector<std::string>& overrides,

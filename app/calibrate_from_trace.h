@@ -19,7 +19,8 @@ struct FittedScenario {
 // The scenario (with `overrides`) fitted to the runs in `timeline_paths`, each a run of it.
 FittedScenario fit_scenario_to_runs(const std::string& scenario,
                                     const std::vector<std::string>& overrides,
-                                    const std::vector<std::string>& timeline_paths);
+                                    const std::vector<std::string>& timeline_paths,
+                                    const std::vector<std::string>& resized_paths = {});
 
 // Writes the fitted scenario to `output` (stdout when empty) and reports on stderr how
 // the fitted scenario simulates the run it was fitted on.

@@ -189,13 +189,41 @@ void calibrate_with_runs(const CalibrateArgs& args, const std::vector<std::strin
     if (args.pin) run.push_back("--pin");
     run_own_command_or_throw(run);
   }
-  FittedScenario fitted = fit_scenario_to_runs(links, {iterations}, timelines);
+  // One more run with half the microbatches, each twice the size: a second size tells each
+  // pass's fixed cost (launches, the collectives inside a split pass) from its cost per
+  // sample, which one size leaves to the profiled curve's shape. Its passes and transfers
+  // join the fit; the gaps and the makespan stay the scenario's own.
   const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
+  const int32_t microbatches = loaded.scenario.training().microbatches();
+  std::vector<std::string> resized;
+  std::string also;
+  if (microbatches >= 2 && microbatches % 2 == 0 &&
+      loaded.scenario.schedule().stage_plans_size() == 0) {
+    const std::string half = std::to_string(microbatches / 2);
+    resized.push_back((dir.path() / "resized.timeline").string());
+    std::vector<std::string> run = {argv[0],
+                                    "run",
+                                    links,
+                                    "--timeout",
+                                    std::to_string(args.timeout_s),
+                                    "--timeline",
+                                    resized.back(),
+                                    "--set",
+                                    iterations,
+                                    "--set",
+                                    "training.microbatches=" + half};
+    if (args.pin) run.push_back("--pin");
+    std::cerr << "pipetwin calibrate: one more run of " << args.run_iterations
+              << " iterations with " << half << " microbatches of twice the size\n";
+    run_own_command_or_throw(run);
+    also = ", and one with " + half + " microbatches of twice the size";
+  }
+  FittedScenario fitted = fit_scenario_to_runs(links, {iterations}, timelines, resized);
   fitted.scenario.mutable_training()->set_iterations(loaded.scenario.training().iterations());
   const std::string header = "# Calibrated by `pipetwin calibrate` on " +
                              std::to_string(args.nproc) +
                              " LibTorch ranks: link micro-benchmarks, then " + what +
-                             " that the scenario is fitted to.\n" + fitted.header;
+                             " that the scenario is fitted to" + also + ".\n" + fitted.header;
   std::cerr << fitted.header;
   write_scenario(fitted.scenario, loaded, header, args.output, "calibrated scenario");
 }

@@ -463,7 +463,8 @@ double layer_seconds(const ResolvedScenario& setup, const ChunkCostFit& block,
 
 }  // namespace
 
-TraceFit fit_trace(const ResolvedScenario& setup, const std::vector<NamedTimeline>& runs) {
+TraceFit fit_trace(const ResolvedScenario& setup, const std::vector<NamedTimeline>& runs,
+                   const std::vector<NamedTimeline>& resized) {
   if (runs.empty()) throw InputError("calibrate --from: no measured run");
   TraceFit fit;
   std::vector<Measured> spans;
@@ -477,6 +478,10 @@ TraceFit fit_trace(const ResolvedScenario& setup, const std::vector<NamedTimelin
     }
     fit.measured_makespans_s.push_back(last - first);
     spans.insert(spans.end(), own.begin(), own.end());
+  }
+  for (const NamedTimeline& run : resized) {
+    const std::vector<Measured> other = measured_spans(setup, *run.timeline, run.name);
+    spans.insert(spans.end(), other.begin(), other.end());
   }
   fit.measured_makespan_s = median(fit.measured_makespans_s);
   fit_links(setup, spans, fit);

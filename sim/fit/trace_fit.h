@@ -80,10 +80,13 @@ struct NamedTimeline {
 };
 
 // Fits to every span of every run together (several runs of one scenario average over
-// the machine's moods); the makespan to match is the median run's. Throws InputError
-// (naming the timeline) when a timeline cannot be a run of `setup` (other devices, chunks
-// without spans).
-TraceFit fit_trace(const ResolvedScenario& setup, const std::vector<NamedTimeline>& runs);
+// the machine's moods); the makespan to match is the median run's. `resized` are runs of the
+// scenario with other microbatch counts: their passes and transfers join the compute and link
+// fits (a second microbatch size tells a pass's fixed cost from its cost per sample), not the
+// dispatch gaps or the makespan, which are the scenario's own. Throws InputError (naming the
+// timeline) when a timeline cannot be a run of `setup` (other devices, chunks without spans).
+TraceFit fit_trace(const ResolvedScenario& setup, const std::vector<NamedTimeline>& runs,
+                   const std::vector<NamedTimeline>& resized = {});
 TraceFit fit_trace(const ResolvedScenario& setup, const Timeline& measured,
                    const std::string& timeline_name);
 

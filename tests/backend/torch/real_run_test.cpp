@@ -269,7 +269,7 @@ TEST(RealRunMeasure, TensorAndExpertParallelScenariosCalibrate) {
     ASSERT_EQ(c.exit_code, 0) << c.err;
     const std::string fitted = testing::read_all(calibrated);
     EXPECT_THAT(fitted, HasSubstr("zoo {"));
-    EXPECT_THAT(fitted, HasSubstr("cost_points"));
+    EXPECT_THAT(fitted, HasSubstr("layers {"));  // the measured costs beside it
     const CliResult s = run_pipetwin("simulate " + calibrated + " --json");
     ASSERT_EQ(s.exit_code, 0) << s.err;
     EXPECT_GT(nlohmann::json::parse(s.out)["iteration_time_s"].get<double>(), 0);

@@ -213,6 +213,40 @@ TEST(LeastSquares, NonNegativeColumnsAndOutliers) {
   EXPECT_NEAR(clamped.coefficients[0], 5.5, 1e-9);
 }
 
+// One microbatch size cannot tell a pass's fixed cost from its cost per sample: the fit
+// scales the scenario's curve. A run with half the microbatches, each twice the size, joins
+// the compute fit and recovers both parts; the makespan to match stays the scenario's own.
+TEST(TraceFit, ARunAtAnotherMicrobatchSizeTellsFixedFromPerSampleCosts) {
+  const std::string truth = R"(
+name: "sizes"
+cluster { nodes: 1 gpus_per_node: 2 gpu { name: "g" peak_tflops: 1 memory_gib: 80 }
+          intra_node { bandwidth_gbytes_per_s: 2 latency_us: 100 } }
+model {
+  layers { fwd_fixed_ms: 2 fwd_per_sample_ms: 0.5 bwd_fixed_ms: 4 bwd_per_sample_ms: 1 activation_bytes: 100000 }
+  layers { fwd_fixed_ms: 1 fwd_per_sample_ms: 1 bwd_fixed_ms: 2 bwd_per_sample_ms: 2 activation_bytes: 100000 }
+  layer_batch: 1
+}
+training { global_batch: 16 microbatches: 4 iterations: 2 optimizer: SGD }
+schedule { kind: GPIPE stages: 2 }
+)";
+  const Timeline own = simulate(loaded(truth), {}).timeline;
+  const Timeline resized = simulate(loaded(truth, {"training.microbatches=2"}), {}).timeline;
+  // The prior: every cost per sample, none fixed.
+  const ResolvedScenario prior = resolve_scenario(
+      loaded(truth, {"model.layers[0].fwd_fixed_ms=0", "model.layers[0].bwd_fixed_ms=0",
+                     "model.layers[1].fwd_fixed_ms=0", "model.layers[1].bwd_fixed_ms=0"}));
+  const TraceFit one = fit_trace(prior, {{&own, "own"}});
+  EXPECT_FALSE(one.compute[0].linear);
+  const TraceFit two = fit_trace(prior, {{&own, "own"}}, {{&resized, "resized"}});
+  ASSERT_TRUE(two.compute[0].linear);
+  EXPECT_NEAR(two.compute[0].fixed_s, 2e-3, 1e-6);  // stage 0 forward
+  EXPECT_NEAR(two.compute[0].per_sample_s, 0.5e-3, 1e-7);
+  EXPECT_NEAR(two.compute[3].fixed_s, 2e-3, 1e-6);  // stage 1 backward
+  EXPECT_NEAR(two.compute[3].per_sample_s, 2e-3, 1e-7);
+  EXPECT_EQ(two.measured_makespans_s.size(), 1u);
+  EXPECT_DOUBLE_EQ(two.measured_makespan_s, one.measured_makespan_s);
+}
+
 // A tensor-parallel MLP (column- then row-parallel pairs) with measured costs of its whole
 // layers, simulated, then made to look like real ranks: each pass holds its all-reduces
 // (the Program's ALLREDUCE after it is empty). The fit takes the modeled all-reduces out of
