@@ -174,20 +174,19 @@ void calibrate_with_runs(const CalibrateArgs& args, const std::vector<std::strin
                            " of " + std::to_string(args.run_iterations) + " iterations";
   std::cerr << "pipetwin calibrate: " << what
             << " (each after one warm-up) to fit what a run adds\n";
+  // A run of the micro-benchmarked scenario on the ranks, its timeline written to `timeline`.
+  const auto run_scenario = [&](const std::string& timeline, const std::string& extra_set) {
+    std::vector<std::string> run = {
+        argv[0],      "run",    links,   "--timeout", std::to_string(args.timeout_s),
+        "--timeline", timeline, "--set", iterations};
+    if (!extra_set.empty()) run.insert(run.end(), {"--set", extra_set});
+    if (args.pin) run.push_back("--pin");
+    run_own_command_or_throw(run);
+  };
   std::vector<std::string> timelines;
   for (int k = 0; k < args.runs; ++k) {
     timelines.push_back((dir.path() / ("run" + std::to_string(k) + ".timeline")).string());
-    std::vector<std::string> run = {argv[0],
-                                    "run",
-                                    links,
-                                    "--timeout",
-                                    std::to_string(args.timeout_s),
-                                    "--timeline",
-                                    timelines.back(),
-                                    "--set",
-                                    iterations};
-    if (args.pin) run.push_back("--pin");
-    run_own_command_or_throw(run);
+    run_scenario(timelines.back(), "");
   }
   // One more run with half the microbatches, each twice the size: a second size tells each
   // pass's fixed cost (launches, the collectives inside a split pass) from its cost per
@@ -201,21 +200,9 @@ void calibrate_with_runs(const CalibrateArgs& args, const std::vector<std::strin
       loaded.scenario.schedule().stage_plans_size() == 0) {
     const std::string half = std::to_string(microbatches / 2);
     resized.push_back((dir.path() / "resized.timeline").string());
-    std::vector<std::string> run = {argv[0],
-                                    "run",
-                                    links,
-                                    "--timeout",
-                                    std::to_string(args.timeout_s),
-                                    "--timeline",
-                                    resized.back(),
-                                    "--set",
-                                    iterations,
-                                    "--set",
-                                    "training.microbatches=" + half};
-    if (args.pin) run.push_back("--pin");
     std::cerr << "pipetwin calibrate: one more run of " << args.run_iterations
               << " iterations with " << half << " microbatches of twice the size\n";
-    run_own_command_or_throw(run);
+    run_scenario(resized.back(), "training.microbatches=" + half);
     also = ", and one with " + half + " microbatches of twice the size";
   }
   FittedScenario fitted = fit_scenario_to_runs(links, {iterations}, timelines, resized);
