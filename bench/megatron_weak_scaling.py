@@ -27,6 +27,7 @@ for the nine others:
                  not fitted).
 
     bench/megatron_weak_scaling.py [build/pipetwin] [--engine simgrid] [--memory-efficiency M]
+                                   [--nvlink-share S]
 """
 import argparse
 import atexit
@@ -132,11 +133,15 @@ MODELS = []
 
 
 def main():
+    global NCCL_NVLINK_SHARE
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("pipetwin", nargs="?", default="build/pipetwin")
     parser.add_argument("--engine", default="analytic", choices=["analytic", "simgrid"])
     parser.add_argument("--memory-efficiency", type=float, default=0.8)
+    parser.add_argument("--nvlink-share", type=float, default=NCCL_NVLINK_SHARE,
+                        help="the share of NVLink's line rate NCCL's collectives reach")
     args = parser.parse_args()
+    NCCL_NVLINK_SHARE = args.nvlink_share
     MODELS[:] = [("flat", 0.0, False), ("memory-bound", args.memory_efficiency, False),
                  ("GEMM shapes", args.memory_efficiency, True)]
     fitted = [fit_efficiency(args, m, shape) for _, m, shape in MODELS]

@@ -60,6 +60,7 @@ With --gemm-shapes the fitted number per GPU type is the GEMM curve's peak_fract
 roofline, docs/models.md) instead of the flat efficiency; everything else is the same.
 
     bench/published.py [build/pipetwin] [--engine analytic|simgrid] [--gemm-shapes]
+                       [--nvlink-share S] [--no-grad-overlap]
 """
 import argparse
 import json
@@ -77,6 +78,9 @@ H100_PEAK = 989.5e12
 # NVLink line rates of the presets (GB/s each way); every row runs at what NCCL moves over
 # them (megatron.NCCL_NVLINK_SHARE).
 H100_NVLINK, H800_NVLINK = 450, 200
+# Whether the Megatron-Core and Korthikanti rows overlap a backward's tensor-parallel
+# collectives with its weight gradients, as their Megatron-LM did (--no-grad-overlap: not).
+GRAD_OVERLAP = ["true"]
 BASE = os.path.join(ROOT, "scenarios", "mixtral-8x7b-64gpu.textproto")
 MODELS = os.path.join(ROOT, "scenarios", "models")
 
@@ -185,7 +189,7 @@ def moe_mfu(args, row, efficiency):
             "training.data_parallel=%d" % dp, "training.microbatches=%d" % (batch // dp),
             "training.tensor_parallel=%d" % tp, "training.sequence_parallel=%s" % (tp > 1),
             "training.expert_parallel=%d" % ep, "schedule.stages=%d" % pp,
-            "training.tensor_parallel_grad_overlap=true",
+            "training.tensor_parallel_grad_overlap=%s" % GRAD_OVERLAP[0],
             megatron.nvlink_as_nccl_moves_it(H100_NVLINK)]
     sets.append("model.zoo.moe.capacity_factor=1")
     step, peak = run(args, BASE, sets + overrides)
@@ -240,7 +244,7 @@ def pass_times_ms(args, blocks, recompute, sequence_parallel, efficiency):
             "training.data_parallel=1", "training.tensor_parallel=8", "schedule.stages=1",
             "training.recompute=" + recompute,
             "training.sequence_parallel=%s" % ("true" if sequence_parallel else "false"),
-            "training.tensor_parallel_grad_overlap=true",
+            "training.tensor_parallel_grad_overlap=%s" % GRAD_OVERLAP[0],
             megatron.nvlink_as_nccl_moves_it(megatron.A100_NVLINK)]
     command = [args.pipetwin, "simulate", scenario_for(args, megatron.SCENARIO), "--json",
                "--trace", trace]
@@ -340,7 +344,14 @@ def main():
                         help="time GEMMs by their shape on each GPU's curve "
                              "(cluster.gpu.gemm_efficiency; its peak_fraction is the fitted "
                              "number) instead of the flat model.zoo.efficiency")
+    parser.add_argument("--nvlink-share", type=float, default=megatron.NCCL_NVLINK_SHARE,
+                        help="the share of NVLink's line rate NCCL's collectives reach")
+    parser.add_argument("--no-grad-overlap", action="store_true",
+                        help="every backward's tensor-parallel collectives after it")
     args = parser.parse_args()
+    megatron.NCCL_NVLINK_SHARE = args.nvlink_share
+    if args.no_grad_overlap:
+        GRAD_OVERLAP[0] = "false"
     args.scratch = tempfile.mkdtemp(prefix="pipetwin-published-")
     errors = []
     if args.only_memory:
