@@ -44,7 +44,7 @@ ModelSpec resolve_zoo(const ScenarioChecker& check, const proto::Model& m) {
 // of the whole layer (profile, calibrate), which the lowering divides among a stage's
 // tensor-parallel GPUs as it divides the zoo's; an expert-parallel GPU computes a whole MoE
 // layer's worth, its experts for every GPU's tokens. The measured time holds the
-// memory-bound kernels and sets the weight-gradient share as a measured backward's (half).
+// memory-bound kernels, and the weight-gradient share is the measured layer's.
 ModelSpec measured_costs_on_the_zoo(ModelSpec zoo, const ModelSpec& measured) {
   for (size_t i = 0; i < zoo.layers.size(); ++i) {
     ModelLayer& layer = zoo.layers[i];
@@ -52,7 +52,7 @@ ModelSpec measured_costs_on_the_zoo(ModelSpec zoo, const ModelSpec& measured) {
     layer.fwd = costs.fwd;
     layer.bwd = costs.bwd;
     layer.optim_seconds = costs.optim_seconds;
-    layer.bwd_weight.reset();
+    layer.bwd_weight = costs.bwd_weight;  // measured, or unset: half the backward
     layer.fwd_memory_bytes_per_sample = 0;
     layer.tp_undivided_memory_bytes_per_sample = 0;
     layer.attention_memory_bytes_per_sample = 0;
