@@ -11,8 +11,8 @@ gradients are all-reduced in one block after the pipeline flush, as Megatron-LM 
 (the scenario's grad_bucket_mb: 0).
 
 NVLink carries what NCCL moves over it: 80% of the preset's 300 GB/s line rate (NCCL's
-protocol overhead, about 20% by its maintainers' account in NVIDIA/nccl-tests issue 212: 370
-of H100's 450 GB/s), assumed, not fitted. The tensor-parallel collectives of a backward follow
+protocol overhead, about 20% by its maintainers' account: 370 of H100's 450 GB/s in
+github.com/NVIDIA/nccl-tests/issues/212), assumed, not fitted. The tensor-parallel collectives of a backward follow
 it (training.tensor_parallel_grad_overlap off): Megatron-LM overlapped them only later.
 
 Throughput is counted as the paper counts it: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h))

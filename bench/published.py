@@ -6,8 +6,8 @@ and the error. One number is fitted per GPU type, on one row (marked "fitted"): 
 efficiency (model.zoo.efficiency). Every other row is a prediction. Memory-bound kernels run
 at 80% of the GPU's memory bandwidth (model.zoo.memory_efficiency 0.8, assumed, not fitted).
 NVLink runs at 80% of its line rate, what NCCL's collectives move over it (its protocol
-overhead, about 20% by its maintainers' account, NVIDIA/nccl-tests issue 212; assumed, not
-fitted). Megatron-Core and the Megatron-LM of Korthikanti et al. run a backward's
+overhead, about 20% by its maintainers' account in github.com/NVIDIA/nccl-tests/issues/212;
+assumed, not fitted). Megatron-Core and the Megatron-LM of Korthikanti et al. run a backward's
 tensor-parallel collectives under its weight-gradient GEMMs
 (training.tensor_parallel_grad_overlap); the Megatron-LM of the SC'21 table and Meta's
 Llama 3 rows (whose framework is not public) are simulated without.

@@ -11,11 +11,11 @@
 #include "sim/build_program.h"
 #include "sim/exec/interference.h"
 #include "sim/fit/least_squares.h"
-#include "sim/network/network_model.h"
 #include "sim/network/point_to_point.h"
 #include "sim/program/instruction.h"
 #include "sim/spec/errors.h"
 #include "sim/spec/unequal_plan.h"
+#include "sim/tune/replica_passes.h"
 
 namespace pipetwin {
 namespace {
@@ -63,45 +63,6 @@ double prior_seconds(const ResolvedScenario& setup, int32_t chunk, int32_t layer
   return (forward ? m.fwd : m.bwd).curve(flops, setup.training.tensor_parallel).seconds(samples);
 }
 
-// Tensor and expert parallelism on real ranks run a pass's collectives inside the pass,
-// where its layers need them (the Program's ALLREDUCE or ALL_TO_ALL after it is an empty
-// span). The simulators add them after the pass, on the fitted links (`cluster`), so the fit
-// takes that time out of the measured pass.
-double in_pass_collective_seconds(const ResolvedScenario& setup, const ClusterSpec& cluster,
-                                  std::pair<int32_t, int32_t> range, int32_t chunk, bool forward,
-                                  double samples) {
-  const int32_t tp = setup.training.tensor_parallel, ep = setup.training.expert_parallel;
-  const int32_t cp = setup.training.context_parallel;
-  // GPU t of layout device d in replica r (sim/schedule/device_copies.h).
-  const int32_t device = chunk_device(setup, chunk), per_replica = setup.schedule.stages;
-  const auto gpu = [&](int32_t r, int32_t t) { return ((device + r * per_replica) * cp) * tp + t; };
-  double reduce_bytes = 0, exchange_bytes = 0;
-  int32_t reduces = 0, exchanges = 0;
-  for (int32_t l = range.first; l < range.second; ++l) {
-    const ModelLayer& m = setup.model.layers[l];
-    const int32_t n = forward ? m.tp_fwd_collectives : m.tp_bwd_collectives;
-    reduces += n;
-    reduce_bytes += n * m.tp_allreduce_bytes_per_sample * samples / cp;
-    const int32_t a = forward ? m.ep_fwd_all_to_alls : m.ep_bwd_all_to_alls;
-    exchanges += a;
-    exchange_bytes += a * m.moe.dispatch_bytes_per_sample * samples / tp / cp;
-  }
-  double seconds = 0;
-  if (tp > 1 && reduces > 0 && reduce_bytes > 0) {
-    std::vector<int32_t> group(tp);
-    for (int32_t t = 0; t < tp; ++t) group[t] = gpu(0, t);
-    seconds +=
-        collective_seconds(cluster, kProgramAllReduce, group, std::llround(reduce_bytes), reduces);
-  }
-  if (ep > 1 && exchanges > 0 && exchange_bytes > 0) {
-    std::vector<int32_t> group(ep);
-    for (int32_t r = 0; r < ep; ++r) group[r] = gpu(r, 0);
-    seconds += collective_seconds(cluster, kProgramAllToAll, group, std::llround(exchange_bytes),
-                                  exchanges);
-  }
-  return seconds;
-}
-
 struct Measured {
   const Span* span;
   Op op;
@@ -144,14 +105,42 @@ std::vector<Measured> measured_spans(const ResolvedScenario& setup, const Timeli
   return out;
 }
 
+// Tensor and expert parallelism on real ranks run a pass's collectives inside the pass,
+// where its layers need them (the Program's ALLREDUCE or ALL_TO_ALL after it is an empty
+// span). The simulators add them after the pass, on the fitted links, so the fit takes that
+// time out of each measured pass.
+class InPassCollectives {
+ public:
+  InPassCollectives(const ResolvedScenario& setup, const TraceFit& fit)
+      : split_(setup.training.tensor_parallel > 1 || setup.training.expert_parallel > 1) {
+    if (!split_) return;
+    priced_ = setup;
+    for (const auto& [link, spec] : {std::pair{&fit.intra_node, &priced_.cluster.intra_node},
+                                     std::pair{&fit.inter_node, &priced_.cluster.inter_node}}) {
+      if (link->transfers > 0) *spec = {link->bandwidth_bytes_per_s, link->latency_s};
+    }
+    layout_ = make_layout(priced_, place_layers(priced_));
+    gpus_ = {priced_.training.tensor_parallel, priced_.training.context_parallel,
+             layout_.devices_per_replica};
+  }
+  // Chunk `chunk`'s forward or backward of `samples`.
+  double seconds(int32_t chunk, bool forward, double samples) const {
+    if (!split_) return 0;
+    return in_pass_collective_seconds(priced_, layout_.costs[chunk], gpus_,
+                                      layout_.stage_device[chunk], samples, forward);
+  }
+
+ private:
+  bool split_;
+  ResolvedScenario priced_;  // the scenario with the fitted links
+  PipelineLayout layout_;
+  GpuNumbering gpus_;
+};
+
 // Compute: columns 2k, 2k+1 for block k = 2 * chunk + (backward), then compute_slowdown.
 // The links are fitted already (tensor-parallel collectives are priced on them).
 void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spans, TraceFit& fit) {
-  ClusterSpec fitted_links = setup.cluster;
-  for (const auto& [link, spec] : {std::pair{&fit.intra_node, &fitted_links.intra_node},
-                                   std::pair{&fit.inter_node, &fitted_links.inter_node}}) {
-    if (link->transfers > 0) *spec = {link->bandwidth_bytes_per_s, link->latency_s};
-  }
+  const InPassCollectives collectives(setup, fit);
   const auto ranges = chunk_layer_ranges(setup);
   const int32_t chunks = static_cast<int32_t>(ranges.size());
   std::vector<std::vector<const Measured*>> blocks(2 * chunks);
@@ -241,8 +230,7 @@ void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spa
       row[slowdown] = m->overlap;
       rows.add(std::move(row),
                m->span->duration_s() -
-                   in_pass_collective_seconds(setup, fitted_links, ranges[block.chunk], block.chunk,
-                                              block.forward, m->span->samples()));
+                   collectives.seconds(block.chunk, block.forward, m->span->samples()));
     }
     fit.compute.push_back(block);
   }

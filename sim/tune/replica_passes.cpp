@@ -109,6 +109,13 @@ void add_sharded_data_parallel(const ResolvedScenario& setup, const StageCost& c
 
 }  // namespace
 
+double in_pass_collective_seconds(const ResolvedScenario& setup, const StageCost& cost,
+                                  const GpuNumbering& gpus, int32_t device, double samples,
+                                  bool forward) {
+  const PassCollectives p = pass_collectives(setup, cost, gpus, device, samples, forward);
+  return p.tensor_s + p.tensor_hidden_s + p.expert_s;
+}
+
 double collective_time(const ResolvedScenario& setup, Collective kind,
                        const std::vector<int32_t>& group, double bytes, int32_t count) {
   if (group.size() < 2 || bytes <= 0 || count <= 0) return 0;

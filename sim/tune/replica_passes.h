@@ -19,6 +19,13 @@ namespace pipetwin {
 PipelinePasses replica_passes(const ResolvedScenario& setup, const PipelineLayout& layout,
                               const GpuNumbering& gpus);
 
+// The tensor- and expert-parallel collectives of one pass of `samples` on layout device
+// `device`, priced alone and whole (a backward's too, none under its weight gradients): what
+// a pass holds on real ranks, which run them inside it (sim/fit/trace_fit.h).
+double in_pass_collective_seconds(const ResolvedScenario& setup, const StageCost& cost,
+                                  const GpuNumbering& gpus, int32_t device, double samples,
+                                  bool forward);
+
 // `count` collectives of `bytes` in all over `group` by the network model; 0 for a group of
 // one or nothing to move.
 double collective_time(const ResolvedScenario& setup, Collective kind,
