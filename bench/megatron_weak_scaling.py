@@ -5,10 +5,17 @@ Model Training on GPU Clusters Using Megatron-LM", SC'21, table 1) predicted by 
 Every row: a GPT of the row's blocks, hidden size and heads, 2048-token sequences, a
 51,200-word vocabulary, on DGX A100 80GB nodes (dgx-a100 preset: NVSwitch inside a node, one
 200 Gb/s HDR InfiniBand port per GPU), fp16 with fp32 master weights and Adam, every block
-recomputed (training.recompute: FULL), 1F1B with microbatches of one sequence, the row's
-tensor- and pipeline-parallel sizes and data parallelism over the rest of its GPUs, whose
-gradients are all-reduced in one block after the pipeline flush, as Megatron-LM then did
-(the scenario's grad_bucket_mb: 0).
+recomputed (training.recompute: FULL), the row's tensor- and pipeline-parallel sizes and data
+parallelism over the rest of its GPUs, configured as the paper's own launch script
+(Megatron-LM's examples/sc21/run_table_1.sh) runs it:
+  * its microbatch size (16 sequences for the smallest models down to 1 for the largest);
+  * its interleaved 1F1B where it sets --num-layers-per-virtual-pipeline-stage (the 76B to
+    530B rows, 2 or 3 model chunks per GPU), 1F1B elsewhere;
+  * Megatron-LM's placement: the same number of blocks in every model chunk, the embedding
+    on the first and the logits on the last (schedule.partition);
+  * its data parallelism: PyTorch's DistributedDataParallel for the four models without a
+    pipeline (25 MB gradient buckets all-reduced as the backward fills them), Megatron-LM's
+    own for the rest (every gradient all-reduced in one block after the pipeline flush).
 
 NVLink carries what NCCL moves over it: 80% of the preset's 300 GB/s line rate (NCCL's
 protocol overhead, about 20% by its maintainers' account: 370 of H100's 450 GB/s in
@@ -18,13 +25,15 @@ it (training.tensor_parallel_grad_overlap off): Megatron-LM overlapped them only
 Throughput is counted as the paper counts it: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h))
 FLOPs per step (the recomputed forward included), divided by the step time and the GPUs.
 
-Two cost models, each with its `efficiency` (the fraction of the 312 TFLOP/s peak the
+Three cost models, each with its `efficiency` (the fraction of the 312 TFLOP/s peak the
 GEMMs reach) fitted on the first row only (no pipeline, no tensor parallelism) and then held
 for the nine others:
   flat:          every kernel at `efficiency` (model.zoo.memory_efficiency 0);
   memory-bound:  the layernorms, softmax, dropout, GeLU and residual adds timed by the bytes
                  they move at 80% of the A100's 2,039 GB/s (memory_efficiency 0.8, assumed,
-                 not fitted).
+                 not fitted);
+  GEMM shapes:   the memory-bound model with each GEMM timed on the A100's curve
+                 (cluster.gpu.gemm_efficiency, its peak_fraction the fitted number).
 
     bench/megatron_weak_scaling.py [build/pipetwin] [--engine simgrid] [--memory-efficiency M]
                                    [--nvlink-share S]
@@ -47,25 +56,42 @@ A100_NVLINK = 300
 def nvlink_as_nccl_moves_it(line_rate):
     return "cluster.intra_node.bandwidth_gbytes_per_s=%g" % (NCCL_NVLINK_SHARE * line_rate)
 SEQ, VOCAB = 2048, 51200
+# torch.nn.parallel.DistributedDataParallel's bucket_cap_mb default.
+TORCH_DDP_BUCKET_MB = 25
 
-# params (billions), heads, hidden, blocks, TP, PP, GPUs, batch, TFLOP/s per GPU (published)
+# params (billions), heads, hidden, blocks, TP, PP, GPUs, batch, microbatch size and model
+# chunks per device as the paper's own launch script sets them (Megatron-LM's
+# examples/sc21/run_table_1.sh: MBS and --num-layers-per-virtual-pipeline-stage), TFLOP/s per
+# GPU (published), and the script's --DDP-impl: PyTorch's DistributedDataParallel (torch)
+# all-reduces 25 MB gradient buckets as the backward fills them; Megatron-LM's own (local)
+# all-reduces them in one block after the pipeline flush
 ROWS = [
-    (1.7, 24, 2304, 24, 1, 1, 32, 512, 137),
-    (3.6, 32, 3072, 30, 2, 1, 64, 512, 138),
-    (7.5, 32, 4096, 36, 4, 1, 128, 512, 142),
-    (18.4, 48, 6144, 40, 8, 1, 256, 1024, 135),
-    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 138),
-    (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140),
-    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148),
-    (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155),
-    (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163),
-    (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163),
+    (1.7, 24, 2304, 24, 1, 1, 32, 512, 16, 1, "torch", 137),
+    (3.6, 32, 3072, 30, 2, 1, 64, 512, 16, 1, "torch", 138),
+    (7.5, 32, 4096, 36, 4, 1, 128, 512, 16, 1, "torch", 142),
+    (18.4, 48, 6144, 40, 8, 1, 256, 1024, 8, 1, "torch", 135),
+    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 4, 1, "local", 138),
+    (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 2, 3, "local", 140),
+    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 2, 2, "local", 148),
+    (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 1, 2, "local", 155),
+    (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 1, 3, "local", 163),
+    (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 1, 1, "local", 163),
 ]
 
 
 def paper_flops(batch, hidden, blocks):
     s, h, l, v = SEQ, hidden, blocks, VOCAB
     return 96.0 * batch * s * l * h * h * (1 + s / (6.0 * h) + v / (16.0 * l * h))
+
+
+def megatron_partition(blocks, chunks):
+    """Megatron-LM's placement: the same number of blocks in every model chunk, the embedding
+    with the first and the final norm and logits with the last (pipetwin's zoo layers)."""
+    per = blocks // chunks
+    sizes = [per] * chunks
+    sizes[0] += 1
+    sizes[-1] += 1
+    return sizes
 
 
 COPIES = set()
@@ -90,7 +116,7 @@ def without_flat_efficiency(path):
 def simulate(args, row, efficiency, memory_efficiency, shape=False):
     """`efficiency` is the flat model.zoo.efficiency, or with `shape` the GEMM curve's
     cluster.gpu.gemm_efficiency.peak_fraction."""
-    _, heads, hidden, blocks, tp, pp, gpus, batch, _ = row
+    _, heads, hidden, blocks, tp, pp, gpus, batch, mbs, chunks, ddp, _ = row
     dp = gpus // (tp * pp)
     fitted = ("cluster.gpu.gemm_efficiency.peak_fraction=%g" if shape
               else "model.zoo.efficiency=%g") % efficiency
@@ -98,8 +124,12 @@ def simulate(args, row, efficiency, memory_efficiency, shape=False):
             "model.zoo.heads=%d" % heads, fitted,
             "model.zoo.memory_efficiency=%g" % memory_efficiency,
             "cluster.nodes=%d" % ((gpus + 7) // 8), "training.global_batch=%d" % batch,
-            "training.data_parallel=%d" % dp, "training.microbatches=%d" % (batch // dp),
+            "training.data_parallel=%d" % dp, "training.microbatches=%d" % (batch // dp // mbs),
             "training.tensor_parallel=%d" % tp, "schedule.stages=%d" % pp,
+            "schedule.kind=%s" % ("INTERLEAVED_ONE_F_ONE_B" if chunks > 1 else "ONE_F_ONE_B"),
+            "schedule.virtual_stages=%d" % chunks,
+            "schedule.partition=[%s]" % ",".join(map(str, megatron_partition(blocks, pp * chunks))),
+            "training.grad_bucket_mb=%d" % (TORCH_DDP_BUCKET_MB if ddp == "torch" else 0),
             nvlink_as_nccl_moves_it(A100_NVLINK)]
     command = [args.pipetwin, "simulate", without_flat_efficiency(SCENARIO) if shape else SCENARIO, "--engine", args.engine, "--json",
                "--allow-oom", "--max-memory", "16"]
@@ -154,7 +184,7 @@ def main():
           "--- |")
     errors = [[] for _ in MODELS]
     for i, row in enumerate(ROWS):
-        params, _, _, _, tp, pp, gpus, batch, published = row
+        params, _, _, _, tp, pp, gpus, batch, _, _, _, published = row
         cells = []
         for k, ((_, m, shape), e) in enumerate(zip(MODELS, fitted)):
             tflops, step, peak = simulate(args, row, e, m, shape)
