@@ -8,12 +8,14 @@ calibrations of that file are simulated:
   with run:  `pipetwin calibrate` (the same micro-benchmarks, then a run of 5 iterations that
              the scenario is fitted to: dispatch gaps, interference, the link under load).
 Each prediction (`pipetwin simulate`, the training time) is held against the median of
-`--repeat` separate runs of the scenario (`pipetwin run --repeat`), measured after both
-calibrations. The calibrating run is not one of them. A second configuration per scenario
+`--repeat` separate runs of the scenario (`pipetwin run --repeat`), half of them measured
+before the calibrations and half after: on a shared machine the speed drifts over minutes
+(10-30%), and runs on both sides of the calibrating ones keep that drift out of the error.
+The calibrating runs are not among them. A second configuration per scenario
 (twice the microbatches, same batch) is predicted from the same calibrated files and run as
 well: nothing of it enters any fit.
 
-    bench/calibration_accuracy.py [--repeat 5] [--pin] [--run-iterations 5] [--only mlp,...]
+    bench/calibration_accuracy.py [--repeat 6] [--pin] [--run-iterations 5] [--only mlp,...]
                                   [--out DIR]
 """
 import argparse
@@ -61,17 +63,29 @@ def simulate(scenario, extra):
     return pipetwin("simulate", scenario, *sets(extra), "--json")["training_time_s"]
 
 
-def measure(scenario, extra, repeat):
+def makespans(scenario, extra, repeat):
+    """`repeat` separate runs of the scenario: their makespans."""
+    if repeat <= 0:
+        return []
     run = pipetwin("run", scenario, *sets(extra), *RUN_FLAGS, "--repeat", str(repeat), "--json")
-    # One run reports no spread: its own time is median, min and max.
-    one = run["training_time_s"]
-    r = run.get("repeat", {"median_s": one, "min_s": one, "max_s": one})
-    return {"median_s": r["median_s"], "min_s": r["min_s"], "max_s": r["max_s"],
-            "spread": (r["max_s"] - r["min_s"]) / r["median_s"]}
+    return run["repeat"]["makespans_s"] if "repeat" in run else [run["training_time_s"]]
+
+
+def summary(times):
+    median = statistics.median(times)
+    return {"median_s": median, "min_s": min(times), "max_s": max(times),
+            "spread": (max(times) - min(times)) / median, "runs": len(times)}
 
 
 def row(name, scenario, microbatches, repeat, out):
     source = os.path.join(SCENARIOS, scenario)
+    configs = [("as shipped", []),
+               (f"microbatches {2 * microbatches}",
+                [f"training.microbatches={2 * microbatches}"])]
+    # Half the measured runs before the calibration and half after it: the machine's mood
+    # drifts over minutes, and runs on both sides of the calibrating ones keep that drift
+    # out of the prediction's error.
+    before = {label: makespans(source, extra, repeat // 2) for label, extra in configs}
     profiled = os.path.join(out, f"{name}-profiled.textproto")
     pipetwin("profile", source, "-o", profiled, json_out=False)
     files = {"alone": os.path.join(out, f"{name}-alone.textproto"),
@@ -84,11 +98,9 @@ def row(name, scenario, microbatches, repeat, out):
     except Refused as e:
         result["refused"] = str(e)
         return result
-    for label, extra in [("as shipped", []),
-                         (f"microbatches {2 * microbatches}",
-                          [f"training.microbatches={2 * microbatches}"])]:
+    for label, extra in configs:
         predicted = {mode: simulate(path, extra) for mode, path in files.items()}
-        measured = measure(source, extra, repeat)
+        measured = summary(before[label] + makespans(source, extra, repeat - repeat // 2))
         result["configs"].append({
             "config": label, "measured": measured, "predicted_s": predicted,
             "error": {m: p / measured["median_s"] - 1 for m, p in predicted.items()}})
@@ -122,7 +134,7 @@ def table(results):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=6)
     parser.add_argument("--pin", action="store_true", help="pin each rank to one core")
     parser.add_argument("--only", default="", help="comma-separated names")
     parser.add_argument("--run-iterations", type=int, default=5,
