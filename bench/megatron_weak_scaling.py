@@ -15,7 +15,8 @@ parallelism over the rest of its GPUs, configured as the paper's own launch scri
     on the first and the logits on the last (schedule.partition);
   * its data parallelism: PyTorch's DistributedDataParallel for the four models without a
     pipeline (25 MB gradient buckets all-reduced as the backward fills them), Megatron-LM's
-    own for the rest (every gradient all-reduced in one block after the pipeline flush).
+    own for the rest (every model chunk's gradients all-reduced in one block once the whole
+    schedule has run, training.grad_reduce_after_flush).
 
 NVLink carries what NCCL moves over it: 80% of the preset's 300 GB/s line rate (NCCL's
 protocol overhead, about 20% by its maintainers' account: 370 of H100's 450 GB/s in
@@ -64,7 +65,8 @@ TORCH_DDP_BUCKET_MB = 25
 # examples/sc21/run_table_1.sh: MBS and --num-layers-per-virtual-pipeline-stage), TFLOP/s per
 # GPU (published), and the script's --DDP-impl: PyTorch's DistributedDataParallel (torch)
 # all-reduces 25 MB gradient buckets as the backward fills them; Megatron-LM's own (local)
-# all-reduces them in one block after the pipeline flush
+# all-reduces every model chunk's in one block once the schedule has returned (its
+# train_step calls allreduce_gradients after forward_backward_func)
 ROWS = [
     (1.7, 24, 2304, 24, 1, 1, 32, 512, 16, 1, "torch", 137),
     (3.6, 32, 3072, 30, 2, 1, 64, 512, 16, 1, "torch", 138),
@@ -130,6 +132,7 @@ def simulate(args, row, efficiency, memory_efficiency, shape=False):
             "schedule.virtual_stages=%d" % chunks,
             "schedule.partition=[%s]" % ",".join(map(str, megatron_partition(blocks, pp * chunks))),
             "training.grad_bucket_mb=%d" % (TORCH_DDP_BUCKET_MB if ddp == "torch" else 0),
+            "training.grad_reduce_after_flush=%s" % ("false" if ddp == "torch" else "true"),
             nvlink_as_nccl_moves_it(A100_NVLINK)]
     command = [args.pipetwin, "simulate", without_flat_efficiency(SCENARIO) if shape else SCENARIO, "--engine", args.engine, "--json",
                "--allow-oom", "--max-memory", "16"]

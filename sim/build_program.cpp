@@ -17,6 +17,7 @@
 #include "sim/schedule/expert_all_to_all.h"
 #include "sim/schedule/gradient_buckets.h"
 #include "sim/schedule/pipefb_program.h"
+#include "sim/schedule/reduce_after_flush.h"
 #include "sim/schedule/sharded_data_parallel.h"
 #include "sim/schedule/tensor_parallel.h"
 #include "sim/schedule/weight_versions.h"
@@ -464,6 +465,7 @@ Program build_program(const ResolvedScenario& setup) {
           ? pipefb_program(layout, setup.schedule.pipefb_recompute, setup.training.iterations)
           : lower(layout, order, setup.training.iterations, production_times);
   if (!setup.schedule.comm_overlap) block_compute_on_transfers(program);
+  if (setup.training.grad_reduce_after_flush) reduce_after_flush(program);
   if (setup.training.expert_parallel > 1) {
     program = add_expert_all_to_alls(program, layout, setup.training.expert_parallel,
                                      setup.schedule.kind == proto::DUALPIPE);

@@ -42,6 +42,7 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   }
   check_tensor_parallel(check, s, setup);
   check_zero_stage(check, setup);
+  check_reduce_after_flush(check, setup);
   check_context_parallel(check, setup);
   // Measured layers (profile, calibrate) hold their memory-bound kernels' time already.
   if (s.model().has_zoo() && s.model().zoo().memory_efficiency() != 0 &&

@@ -67,7 +67,23 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
           std::llround(t.grad_bucket_mb() * (1 << 20)),
           t.context_parallel(),
           t.context_parallel_algorithm(),
-          t.tensor_parallel_grad_overlap()};
+          t.tensor_parallel_grad_overlap(),
+          t.grad_reduce_after_flush()};
+}
+
+void check_reduce_after_flush(const ScenarioChecker& check, const ResolvedScenario& setup) {
+  const TrainingSpec& t = setup.training;
+  if (!t.grad_reduce_after_flush) return;
+  if (t.grad_bucket_bytes > 0 || t.zero_stage > 1) {
+    check.fail("training.grad_reduce_after_flush",
+               "reduces each chunk's gradients in one block after the flush: it needs "
+               "training.grad_bucket_mb 0 and a ZeRO stage of 0 or 1 (stages 2 and 3 "
+               "scatter the gradients after every backward)");
+  }
+  if (is_asynchronous(setup.schedule.kind)) {
+    check.fail("training.grad_reduce_after_flush",
+               "waits for the pipeline flush, which asynchronous pipelines do not have");
+  }
 }
 
 void check_zero_stage(const ScenarioChecker& check, const ResolvedScenario& setup) {

@@ -14,10 +14,12 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
 void check_tensor_parallel(const ScenarioChecker& check, const proto::Scenario& s,
                            const ResolvedScenario& setup);
 
-// ZeRO: checked against the schedule, offload and freezing.
 // Context parallelism (training.context_parallel) against the model and the schedule.
 void check_context_parallel(const ScenarioChecker& check, const ResolvedScenario& setup);
+// ZeRO: checked against the schedule, offload and freezing.
 void check_zero_stage(const ScenarioChecker& check, const ResolvedScenario& setup);
+// training.grad_reduce_after_flush against the gradient buckets, ZeRO and the schedule.
+void check_reduce_after_flush(const ScenarioChecker& check, const ResolvedScenario& setup);
 
 // Expert parallelism: checked against the model's experts and the schedule, then applied to
 // the model's layers (sim/model/expert_parallel.h), before recomputation.

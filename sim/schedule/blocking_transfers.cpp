@@ -6,14 +6,14 @@
 #include <utility>
 #include <vector>
 
-#include "sim/program/csr.h"
+#include "sim/program/dependency_edges.h"
 #include "sim/program/dependency_walk.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {
 
-using Edges = std::vector<std::pair<int32_t, int32_t>>;  // (instruction, what it waits for)
+using Edges = DependencyEdges;
 
 // MIGRATE moves layers between phases, outside any pipeline's compute order: it stays
 // on its lanes.
@@ -52,24 +52,6 @@ std::vector<int32_t> issue_points(const Program& p) {
     }
   }
   return point;
-}
-
-// The program's dependencies as (instruction, dependency) pairs, rows in order.
-Edges dependency_edges(const Program& p) {
-  Edges edges;
-  edges.reserve(p.deps.size());
-  for (int32_t i = 0; i < p.size(); ++i) {
-    for (int32_t d : p.deps_of(i)) edges.emplace_back(i, d);
-  }
-  return edges;
-}
-
-void set_dependencies(Program& p, const Edges& edges) {
-  Edges reverse;
-  reverse.reserve(edges.size());
-  for (const auto& [instr, dep] : edges) reverse.emplace_back(dep, instr);
-  build_csr(p.size(), edges, p.dep_begin, p.deps);
-  build_csr(p.size(), reverse, p.dependent_begin, p.dependents);
 }
 
 // Blocking transfers are issued in compute-lane order, so each send and recv lane must

@@ -40,6 +40,9 @@ struct TrainingSpec {
   // Backward tensor-parallel collectives under the weight-gradient GEMMs
   // (training.tensor_parallel_grad_overlap; sim/schedule/tensor_parallel.h)
   bool tensor_parallel_grad_overlap = false;
+  // Every chunk's gradient reduction after the device's last backward
+  // (training.grad_reduce_after_flush; sim/schedule/reduce_after_flush.h)
+  bool grad_reduce_after_flush = false;
 };
 
 // Offload to host memory (schedule.offload). `stages` holds the policy's choice: every stage

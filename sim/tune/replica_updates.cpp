@@ -44,9 +44,13 @@ double replica_updates_end(const ResolvedScenario& setup, const PipelineLayout& 
       return dualpipe ? std::vector<int32_t>{c, (c + stages) % chunks} : std::vector<int32_t>{c};
     };
     // A reduction split into buckets counts from its backward's compute; one left whole waits
-    // for that backward's collectives too (sim/schedule/gradient_buckets.h).
+    // for that backward's collectives too (sim/schedule/gradient_buckets.h), and after the
+    // flush for every chunk's of the device (sim/schedule/reduce_after_flush.h).
     const auto ready_at = [&](int32_t c, double lead_share, bool split) {
       double ready = 0;
+      if (training.grad_reduce_after_flush) {
+        for (int32_t x : own) ready = std::max(ready, timing.last_backward_ready_s[x]);
+      }
       for (int32_t x : holders(c)) {
         ready = std::max(
             ready, split ? timing.last_backward_end_s[x] - lead_share * weight_gradient_compute_s(x)

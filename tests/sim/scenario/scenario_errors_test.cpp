@@ -118,6 +118,17 @@ TEST_F(ScenarioErrors, GradientBucketsOfANegativeSize) {
       "training.grad_bucket_mb", "must be between 0");
 }
 
+TEST_F(ScenarioErrors, ReductionsAfterTheFlushNeedOneBlockAndAFlush) {
+  expect_input_error(
+      simulate(replace(kUniform, "iterations: 1", "iterations: 1 grad_reduce_after_flush: true")),
+      "14", "training.grad_reduce_after_flush", "training.grad_bucket_mb 0");
+  expect_input_error(
+      simulate(replace(replace(kUniform, "iterations: 1",
+                               "iterations: 1 grad_bucket_mb: 0 grad_reduce_after_flush: true"),
+                       "kind: GPIPE", "kind: PIPEDREAM_2BW")),
+      "14", "training.grad_reduce_after_flush", "asynchronous pipelines");
+}
+
 // A GPT whose sequences of 1024 tokens and 16 heads context parallelism must split.
 const char* kLongContext = R"(name: "cp"
 cluster { preset: "dgx-h100" nodes: 2 }
