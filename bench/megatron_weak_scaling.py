@@ -20,8 +20,9 @@ parallelism over the rest of its GPUs, configured as the paper's own launch scri
 
 NVLink carries what NCCL moves over it: 80% of the preset's 300 GB/s line rate (NCCL's
 protocol overhead, about 20% by its maintainers' account: 370 of H100's 450 GB/s in
-github.com/NVIDIA/nccl-tests/issues/212), assumed, not fitted. The tensor-parallel collectives of a backward follow
-it (training.tensor_parallel_grad_overlap off): Megatron-LM overlapped them only later.
+github.com/NVIDIA/nccl-tests/issues/212), assumed, not fitted. The tensor-parallel
+collectives of a backward follow it (training.tensor_parallel_grad_overlap off):
+Megatron-LM overlapped them only later.
 
 Throughput is counted as the paper counts it: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h))
 FLOPs per step (the recomputed forward included), divided by the step time and the GPUs.
@@ -56,6 +57,8 @@ A100_NVLINK = 300
 
 def nvlink_as_nccl_moves_it(line_rate):
     return "cluster.intra_node.bandwidth_gbytes_per_s=%g" % (NCCL_NVLINK_SHARE * line_rate)
+
+
 SEQ, VOCAB = 2048, 51200
 # torch.nn.parallel.DistributedDataParallel's bucket_cap_mb default.
 TORCH_DDP_BUCKET_MB = 25

@@ -1,6 +1,6 @@
 // A Program's dependency tables as a flat list of edges, for the passes that add
 // dependencies to a built Program in place (blocking transfers, reductions after the
-// flush): read the edges, add some, write both tables back.
+// flush): list the edges with some added, then write both tables back.
 #pragma once
 
 #include <cstdint>

@@ -46,11 +46,12 @@ double replica_updates_end(const ResolvedScenario& setup, const PipelineLayout& 
     // A reduction split into buckets counts from its backward's compute; one left whole waits
     // for that backward's collectives too (sim/schedule/gradient_buckets.h), and after the
     // flush for every chunk's of the device (sim/schedule/reduce_after_flush.h).
+    double flush = 0;
+    if (training.grad_reduce_after_flush) {
+      for (int32_t x : own) flush = std::max(flush, timing.last_backward_ready_s[x]);
+    }
     const auto ready_at = [&](int32_t c, double lead_share, bool split) {
-      double ready = 0;
-      if (training.grad_reduce_after_flush) {
-        for (int32_t x : own) ready = std::max(ready, timing.last_backward_ready_s[x]);
-      }
+      double ready = flush;
       for (int32_t x : holders(c)) {
         ready = std::max(
             ready, split ? timing.last_backward_end_s[x] - lead_share * weight_gradient_compute_s(x)
