@@ -339,7 +339,9 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
                                setup.training.expert_parallel / kFp32BytesPerParameter * per_gpu;
         cost.expert_gradient_bytes += std::llround(per_parameter.gradients * experts);
       }
-      cost.optim_s += layer.optim_seconds;
+      // ZeRO's replicas each update their share of it (sim/schedule/sharded_data_parallel.h).
+      cost.optim_s +=
+          layer.optim_seconds + setup.model.optimizer_seconds_per_parameter * parameters;
     }
     // What crosses the cut: outputs of layers before it that a layer after it reads.
     if (c + 1 < chunks) {

@@ -33,4 +33,10 @@ BytesPerParameter sharded(const BytesPerParameter& whole, int32_t zero_stage, in
   return b;
 }
 
+double optimizer_step_bytes(const TrainingSpec& training) {
+  const BytesPerParameter b = bytes_per_parameter(training);
+  const double weight = training.mixed_precision ? b.weights : 2 * b.weights;
+  return 2 * b.gradients + 2 * b.optimizer + weight;
+}
+
 }  // namespace pipetwin

@@ -25,6 +25,14 @@ BytesPerParameter bytes_per_parameter(const TrainingSpec& training);
 //   stage 1: 4 + 12/N,   stage 2: 2 + 14/N,   stage 3: 16/N.
 BytesPerParameter sharded(const BytesPerParameter& whole, int32_t zero_stage, int32_t holders);
 
+// The bytes one optimizer step moves through device memory per parameter it updates. A fused
+// multi-tensor update (apex's FusedAdam, torch.optim's fused and foreach kernels) reads the
+// gradient, reads and writes every state word (the moments, the fp32 master copy) and writes
+// the trained weight, which it also reads when no master copy stands in for it; clipping by
+// the gradients' norm, on in every large-model recipe, reads the gradients once more:
+//   mixed-precision Adam: 2 + 2 * 12 + 2 + 2 = 30,   fp32 Adam: 4 + 2 * 8 + 2 * 4 + 4 = 32.
+double optimizer_step_bytes(const TrainingSpec& training);
+
 inline constexpr double kFp32BytesPerParameter = 4;
 
 }  // namespace pipetwin

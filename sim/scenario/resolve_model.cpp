@@ -6,6 +6,7 @@
 #include "sim/model/memory_bound_time.h"
 #include "sim/model/model_sources.h"
 #include "sim/model/shape_efficiency.h"
+#include "sim/model/training_memory.h"
 #include "sim/scenario/resolve_layer_costs.h"
 #include "sim/spec/errors.h"
 
@@ -119,6 +120,8 @@ void add_memory_bound_kernels(const ScenarioChecker& check, const proto::Scenari
   }
   add_memory_bound_time(setup.model, efficiency * bandwidth * 1e9,
                         setup.training.sequence_parallel);
+  setup.model.optimizer_seconds_per_parameter =
+      optimizer_step_bytes(setup.training) / (efficiency * bandwidth * 1e9);
 }
 
 void add_shape_efficiency(const proto::Scenario& s, ResolvedScenario& setup) {

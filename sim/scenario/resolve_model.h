@@ -10,8 +10,8 @@ namespace pipetwin {
 // Throws InputError naming the field at fault.
 ModelSpec resolve_model(const ScenarioChecker& check, const LoadedScenario& loaded);
 
-// model.zoo.memory_efficiency: times the memory-bound kernels of setup.model from the GPU's
-// memory bandwidth.
+// model.zoo.memory_efficiency: times the memory-bound kernels of setup.model and its
+// optimizer step (sim/model/training_memory.h) from the GPU's memory bandwidth.
 void add_memory_bound_kernels(const ScenarioChecker& check, const proto::Scenario& s,
                               ResolvedScenario& setup);
 

@@ -160,6 +160,9 @@ struct ModelSpec {
   std::vector<ModelLayer> layers;
   // Fraction of the device's peak FLOP/s that FLOP-counted layers reach (zoo models).
   double efficiency = 1.0;
+  // The optimizer step's time per parameter a GPU updates, besides the layers' optim_seconds:
+  // memory-bound, so set with model.zoo.memory_efficiency (sim/scenario/resolve_model.h).
+  double optimizer_seconds_per_parameter = 0;
 };
 
 }  // namespace pipetwin

@@ -2,11 +2,14 @@
 // (38sh + 9as^2) bytes per sample over the bandwidth it reaches, its backward twice that;
 // with tensor parallelism the layernorms and residual adds (22sh) stay whole on every GPU
 // unless sequence parallelism splits them; wider models spend a smaller share of their time
-// in them; bad settings name the field.
+// in them; the optimizer step moves its bytes per parameter over the same bandwidth, on each
+// tensor-parallel GPU's share of the weights and each ZeRO replica's share of those; bad
+// settings name the field.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "cli_runner.h"
+#include "sim/build_program.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 
@@ -74,6 +77,49 @@ TEST(MemoryBoundTime, WiderModelsSpendASmallerShareInMemoryBoundKernels) {
     EXPECT_LT(share, previous_share) << hidden;
     previous_share = share;
   }
+}
+
+// The OPTIM instructions' times in the built Program, one per device.
+std::vector<double> optimizer_steps(const ResolvedScenario& setup) {
+  std::vector<double> steps;
+  const Program program = build_program(setup);
+  for (const Instruction& ins : program.instructions) {
+    if (ins.op == Op::kOptim) steps.push_back(ins.compute_s);
+  }
+  return steps;
+}
+
+double parameters(const ResolvedScenario& setup) {
+  double sum = 0;
+  for (const ModelLayer& layer : setup.model.layers) sum += layer.parameter_bytes / 4.0;
+  return sum;
+}
+
+// Mixed-precision Adam moves 30 bytes per parameter (sim/model/training_memory.h).
+TEST(MemoryBoundTime, TheOptimizerStepMovesItsBytesOverTheBandwidthItReaches) {
+  const double e = 0.8, rate = e * kBandwidth, bytes = 30;
+  const std::vector<std::string> adam = {"training.precision=FP16", "training.mixed_precision=true",
+                                         "training.optimizer=ADAM"};
+  const ResolvedScenario whole = gpt(1024, 16, e, adam);
+  const double step = parameters(whole) * bytes / rate;
+  EXPECT_GT(step, 0);
+  for (double s : optimizer_steps(whole)) EXPECT_NEAR(s, step, step * 1e-12);
+
+  std::vector<std::string> tp = adam;
+  tp.push_back("training.tensor_parallel=4");
+  const std::vector<double> tp_steps = optimizer_steps(gpt(1024, 16, e, tp));
+  ASSERT_EQ(tp_steps.size(), 4u);
+  for (double s : tp_steps) EXPECT_NEAR(s, step / 4, step * 1e-12);
+
+  std::vector<std::string> zero = adam;
+  zero.insert(zero.end(), {"training.data_parallel=4", "training.global_batch=4",
+                           "training.zero_stage=ZERO_1"});
+  const std::vector<double> zero_steps = optimizer_steps(gpt(1024, 16, e, zero));
+  ASSERT_EQ(zero_steps.size(), 4u);
+  for (double s : zero_steps) EXPECT_NEAR(s, step / 4, step * 1e-12);
+
+  // Without a memory bandwidth to time it by, the zoo's step is free, as before.
+  for (double s : optimizer_steps(gpt(1024, 16, 0, adam))) EXPECT_EQ(s, 0);
 }
 
 TEST(MemoryBoundTimeCli, BadSettingsNameTheField) {

@@ -28,6 +28,22 @@ TEST(TrainingMemory, BytesPerParameterFollowPrecisionAndOptimizer) {
   EXPECT_EQ(total(proto::FP16, true, proto::SGD), 8);
 }
 
+// An optimizer step's traffic per parameter: gradient read twice (update, norm), state read
+// and written, weight written (and read without a master copy).
+TEST(TrainingMemory, OptimizerStepBytesFollowPrecisionAndOptimizer) {
+  auto bytes = [](proto::Precision precision, bool mixed, proto::Optimizer optimizer) {
+    TrainingSpec t;
+    t.precision = precision;
+    t.mixed_precision = mixed;
+    t.optimizer = optimizer;
+    return optimizer_step_bytes(t);
+  };
+  EXPECT_EQ(bytes(proto::FP16, true, proto::ADAM), 2 * 2 + 2 * 12 + 2);
+  EXPECT_EQ(bytes(proto::FP32, false, proto::ADAM), 2 * 4 + 2 * 8 + 2 * 4);
+  EXPECT_EQ(bytes(proto::FP32, false, proto::SGD), 2 * 4 + 2 * 4);
+  EXPECT_EQ(bytes(proto::BF16, true, proto::MOMENTUM), 2 * 2 + 2 * 8 + 2);
+}
+
 // The Program's resident bytes on a device: parameters (parameter_bytes / 4) times the
 // bytes per parameter of its layers.
 TEST(TrainingMemory, ResidentBytesPerDevice) {
