@@ -31,9 +31,9 @@ Three cost models, each with its `efficiency` (the fraction of the 312 TFLOP/s p
 GEMMs reach) fitted on the first row only (no pipeline, no tensor parallelism) and then held
 for the nine others:
   flat:          every kernel at `efficiency` (model.zoo.memory_efficiency 0);
-  memory-bound:  the layernorms, softmax, dropout, GeLU and residual adds timed by the bytes
-                 they move at 80% of the A100's 2,039 GB/s (memory_efficiency 0.8, assumed,
-                 not fitted);
+  memory-bound:  the layernorms, softmax, dropout, GeLU and residual adds, and the optimizer
+                 step, timed by the bytes they move at 80% of the A100's 2,039 GB/s
+                 (memory_efficiency 0.8, assumed, not fitted);
   GEMM shapes:   the memory-bound model with each GEMM timed on the A100's curve
                  (cluster.gpu.gemm_efficiency, its peak_fraction the fitted number).
 

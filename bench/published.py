@@ -3,8 +3,9 @@
 
 Each row: the published configuration simulated as written, the published figure, pipetwin's,
 and the error. One number is fitted per GPU type, on one row (marked "fitted"): the GEMM
-efficiency (model.zoo.efficiency). Every other row is a prediction. Memory-bound kernels run
-at 80% of the GPU's memory bandwidth (model.zoo.memory_efficiency 0.8, assumed, not fitted).
+efficiency (model.zoo.efficiency). Every other row is a prediction. Memory-bound kernels and
+the optimizer step run at 80% of the GPU's memory bandwidth (model.zoo.memory_efficiency 0.8,
+assumed, not fitted).
 NVLink runs at 80% of its line rate, what NCCL's collectives move over it (its protocol
 overhead, about 20% by its maintainers' account in github.com/NVIDIA/nccl-tests/issues/212;
 assumed, not fitted). Megatron-Core and the Megatron-LM of Korthikanti et al. run a backward's
