@@ -183,28 +183,32 @@ void calibrate_with_runs(const CalibrateArgs& args, const std::vector<std::strin
     if (args.pin) run.push_back("--pin");
     run_own_command_or_throw(run);
   };
-  std::vector<std::string> timelines;
+  // With an even microbatch count, each run is followed by one with half the microbatches,
+  // each twice the size: a second size tells each pass's fixed cost (launches, the
+  // collectives inside a split pass) from its cost per sample, which one size leaves to the
+  // profiled curve's shape. Its passes and transfers join the fit; the gaps and the makespan
+  // stay the scenario's own. The two sizes alternate so that the machine's drift over
+  // minutes (10-30% on a shared host) slows both alike instead of bending the line between
+  // them.
+  const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
+  const int32_t microbatches = loaded.scenario.training().microbatches();
+  const bool resizable = microbatches >= 2 && microbatches % 2 == 0 &&
+                         loaded.scenario.schedule().stage_plans_size() == 0;
+  const std::string half = std::to_string(microbatches / 2);
+  if (resizable) {
+    std::cerr << "pipetwin calibrate: each followed by a run of " << args.run_iterations
+              << " iterations with " << half << " microbatches of twice the size\n";
+  }
+  std::vector<std::string> timelines, resized;
   for (int k = 0; k < args.runs; ++k) {
     timelines.push_back((dir.path() / ("run" + std::to_string(k) + ".timeline")).string());
     run_scenario(timelines.back(), "");
-  }
-  // One more run with half the microbatches, each twice the size: a second size tells each
-  // pass's fixed cost (launches, the collectives inside a split pass) from its cost per
-  // sample, which one size leaves to the profiled curve's shape. Its passes and transfers
-  // join the fit; the gaps and the makespan stay the scenario's own.
-  const LoadedScenario loaded = load_scenario(args.scenario, args.overrides);
-  const int32_t microbatches = loaded.scenario.training().microbatches();
-  std::vector<std::string> resized;
-  std::string also;
-  if (microbatches >= 2 && microbatches % 2 == 0 &&
-      loaded.scenario.schedule().stage_plans_size() == 0) {
-    const std::string half = std::to_string(microbatches / 2);
-    resized.push_back((dir.path() / "resized.timeline").string());
-    std::cerr << "pipetwin calibrate: one more run of " << args.run_iterations
-              << " iterations with " << half << " microbatches of twice the size\n";
+    if (!resizable) continue;
+    resized.push_back((dir.path() / ("resized" + std::to_string(k) + ".timeline")).string());
     run_scenario(resized.back(), "training.microbatches=" + half);
-    also = ", and one with " + half + " microbatches of twice the size";
   }
+  const std::string also =
+      resizable ? ", each followed by one with " + half + " microbatches of twice the size" : "";
   FittedScenario fitted = fit_scenario_to_runs(links, {iterations}, timelines, resized);
   fitted.scenario.mutable_training()->set_iterations(loaded.scenario.training().iterations());
   const std::string header = "# Calibrated by `pipetwin calibrate` on " +
