@@ -24,6 +24,10 @@ Sources:
         block's GEMMs timed alone, with no pipeline, data parallelism or optimizer step.
         Also Megatron-LM, Narayanan et al., SC'21, table 1: GPT weak scaling, 1.7B to 1T,
         each row as the paper's launch script runs it (bench/megatron_weak_scaling.py).
+        And Korthikanti et al.'s whole steps (tables 3 and 5): a 22B, 175B, 530B and 1T GPT
+        without data parallelism, full recomputation against selective recomputation with
+        sequence parallelism; plain 1F1B and microbatches of one are assumed (the paper
+        names neither).
   H100  Megatron-Core MoE, Liu et al., "MoE Parallel Folding", arXiv:2504.14960, tables 3 and
         4, the "MCore" mappings (attention and experts share TP; no folding): Mixtral-8x22B,
         Qwen2-57B-A14B, Mixtral-8x22B-G8T8 (64 experts of 1/8 the width, top-8) and
@@ -296,6 +300,58 @@ def korthikanti_rows(args, efficiency, errors):
                100 * eb))
 
 
+# Korthikanti et al., tables 3 and 5: whole training steps of four GPTs on A100s without data
+# parallelism, with every block recomputed and with selective recomputation and sequence
+# parallelism. Model, heads, hidden, blocks, TP, PP, GPUs, batch (2048-token sequences,
+# microbatches of one with a pipeline; the 22B runs one microbatch of 4), and the published
+# step times in seconds. Their MFU in Megatron-LM's README (41.5, 51.4, 56.0, 56.3%) is the
+# selective step times' under Megatron's FLOP count.
+KORTHIKANTI_STEPS = [("22B", 64, 6144, 48, 8, 1, 8, 4, 1.42, 1.10),
+                     ("175B", 96, 12288, 96, 8, 8, 64, 64, 18.13, 13.75),
+                     ("530B", 128, 20480, 105, 8, 35, 280, 280, 49.05, 37.83),
+                     ("1T", 160, 25600, 128, 8, 64, 512, 512, 94.42, 71.49)]
+
+
+def korthikanti_step_s(args, row, recompute, sequence_parallel, efficiency):
+    """One step of a Korthikanti et al. run: plain 1F1B over the pipeline (the schedule the
+    paper does not name), Megatron-LM's equal blocks per stage."""
+    _, heads, hidden, blocks, tp, pp, gpus, batch, _, _ = row
+    microbatches = 1 if pp == 1 else batch
+    sets = ["model.zoo.layers=%d" % blocks, "model.zoo.hidden=%d" % hidden,
+            "model.zoo.heads=%d" % heads, "model.zoo.efficiency=%g" % efficiency,
+            "model.zoo.memory_efficiency=0.8", "cluster.nodes=%d" % ((gpus + 7) // 8),
+            "training.global_batch=%d" % batch, "training.microbatches=%d" % microbatches,
+            "training.data_parallel=1", "training.tensor_parallel=%d" % tp,
+            "training.recompute=" + recompute,
+            "training.sequence_parallel=%s" % ("true" if sequence_parallel else "false"),
+            "training.tensor_parallel_grad_overlap=%s" % GRAD_OVERLAP[0],
+            "schedule.kind=ONE_F_ONE_B", "schedule.stages=%d" % pp,
+            "schedule.partition=[%s]" % ",".join(map(str, megatron.megatron_partition(blocks, pp))),
+            megatron.nvlink_as_nccl_moves_it(megatron.A100_NVLINK)]
+    step, _ = run(args, megatron.SCENARIO, sets)
+    return step
+
+
+def korthikanti_step_rows(args, efficiency, errors):
+    """The whole steps against the paper's, and the gain of selective recomputation with
+    sequence parallelism over full recomputation: nothing fitted on them."""
+    print("\n| source | model | GPUs | TP | PP | batch | full recomputation s (published) "
+          "| pipetwin | error | selective + SP s (published) | pipetwin | error "
+          "| gain (published) | pipetwin |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for row in KORTHIKANTI_STEPS:
+        model, _, _, _, tp, pp, gpus, batch, full_s, selective_s = row
+        full = korthikanti_step_s(args, row, "FULL", False, efficiency)
+        selective = korthikanti_step_s(args, row, "SELECTIVE", True, efficiency)
+        ef, es = (full - full_s) / full_s, (selective - selective_s) / selective_s
+        errors.append(("A100 step", abs(ef)))
+        errors.append(("A100 step", abs(es)))
+        print("| Korthikanti t.5 | GPT %s | %d | %d | %d | %d | %.2f | %.2f | %+.1f%% | %.2f | %.2f "
+              "| %+.1f%% | %+.1f%% | %+.1f%% |" %
+              (model, gpus, tp, pp, batch, full_s, full, 100 * ef, selective_s, selective,
+               100 * es, 100 * (full_s / selective_s - 1), 100 * (full / selective - 1)))
+
+
 # parameters (billions), data-parallel degree, published GB per GPU for stages 1, 2, 3
 ZERO_ROWS = [(7.5, 4, (52.5, 41.3, 30)), (7.5, 16, (35.6, 21.6, 7.5)),
              (7.5, 64, (31.4, 16.6, 1.88)), (128, 4, (896, 704, 512)),
@@ -392,6 +448,7 @@ def main():
                                             published, tflops, 100 * error, step, peak))
 
     korthikanti_rows(args, a100, errors)
+    korthikanti_step_rows(args, a100, errors)
 
     # H100: Megatron-Core MoE, fitted on the first row.
     first = MOE_ROWS[0]
@@ -428,7 +485,7 @@ def main():
     memory_rows(args, errors)
 
     print("\nH100: %s %.4f, fitted on Mixtral-8x22B, 128 GPUs, batch 256" % (fitted, h100))
-    for gpu in ("A100", "A100 layer", "H100", "H800", "memory"):
+    for gpu in ("A100", "A100 layer", "A100 step", "H100", "H800", "memory"):
         e = [x for g, x in errors if g == gpu]
         print("%s, %d predicted rows: mean |error| %.1f%%, largest %.1f%%" %
               (gpu, len(e), 100 * sum(e) / len(e), 100 * max(e)))
