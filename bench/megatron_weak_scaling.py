@@ -137,7 +137,8 @@ def simulate(args, row, efficiency, memory_efficiency, shape=False):
             "training.grad_bucket_mb=%d" % (TORCH_DDP_BUCKET_MB if ddp == "torch" else 0),
             "training.grad_reduce_after_flush=%s" % ("false" if ddp == "torch" else "true"),
             nvlink_as_nccl_moves_it(A100_NVLINK)]
-    command = [args.pipetwin, "simulate", without_flat_efficiency(SCENARIO) if shape else SCENARIO, "--engine", args.engine, "--json",
+    scenario = without_flat_efficiency(SCENARIO) if shape else SCENARIO
+    command = [args.pipetwin, "simulate", scenario, "--engine", args.engine, "--json",
                "--allow-oom", "--max-memory", "16"]
     for s in sets:
         command += ["--set", s]
@@ -150,19 +151,22 @@ def simulate(args, row, efficiency, memory_efficiency, shape=False):
     return paper_flops(batch, hidden, blocks) / step / gpus / 1e12, step, peak
 
 
-def fit_efficiency(args, memory_efficiency, shape=False):
-    """Bisection on the first row's TFLOP/s, which rise with the efficiency."""
-    lo, hi = 0.2, 1.0
-    target = ROWS[0][-1]
-    for _ in range(30):
+def bisect(score, target, lo=0.1, hi=1.0, steps=25):
+    """The efficiency in [lo, hi] at which score(efficiency), rising with it, meets the
+    target."""
+    for _ in range(steps):
         mid = (lo + hi) / 2
-        if simulate(args, ROWS[0], mid, memory_efficiency, shape)[0] < target:
+        if score(mid) < target:
             lo = mid
         else:
             hi = mid
     return (lo + hi) / 2
 
 
+def fit_efficiency(args, memory_efficiency, shape=False):
+    """The efficiency at which the first row reaches its published TFLOP/s."""
+    return bisect(lambda e: simulate(args, ROWS[0], e, memory_efficiency, shape)[0],
+                  ROWS[0][-1], lo=0.2, steps=30)
 
 
 MODELS = []

@@ -346,8 +346,8 @@ def korthikanti_step_rows(args, efficiency, errors):
         ef, es = (full - full_s) / full_s, (selective - selective_s) / selective_s
         errors.append(("A100 step", abs(ef)))
         errors.append(("A100 step", abs(es)))
-        print("| Korthikanti t.5 | GPT %s | %d | %d | %d | %d | %.2f | %.2f | %+.1f%% | %.2f | %.2f "
-              "| %+.1f%% | %+.1f%% | %+.1f%% |" %
+        print("| Korthikanti t.5 | GPT %s | %d | %d | %d | %d | %.2f | %.2f | %+.1f%% | %.2f "
+              "| %.2f | %+.1f%% | %+.1f%% | %+.1f%% |" %
               (model, gpus, tp, pp, batch, full_s, full, 100 * ef, selective_s, selective,
                100 * es, 100 * (full_s / selective_s - 1), 100 * (full / selective - 1)))
 
@@ -375,18 +375,6 @@ def zero_memory_gb(args, billions, dp, stage):
         f.write(text)
     _, peak = run(args, path, [])
     return peak * 1024.0 ** 3 / 1e9
-
-
-def bisect(score, target):
-    """The efficiency at which score(efficiency), rising with it, meets the target."""
-    lo, hi = 0.1, 1.0
-    for _ in range(25):
-        mid = (lo + hi) / 2
-        if score(mid) < target:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
 
 
 def memory_rows(args, errors):
@@ -431,7 +419,8 @@ def main():
     # A100: fitted on one block's forward (Korthikanti et al., no recomputation), then
     # Megatron-LM's GPT weak scaling (its own launch script) and the block's other times.
     megatron.SCENARIO = os.path.join(ROOT, megatron.SCENARIO)
-    a100 = bisect(lambda e: -block_times_ms(args, "NONE", False, e)[0], -KORTHIKANTI_ROWS[0][3])
+    a100 = megatron.bisect(lambda e: -block_times_ms(args, "NONE", False, e)[0],
+                           -KORTHIKANTI_ROWS[0][3])
     fitted = "gemm_efficiency.peak_fraction" if args.gemm_shapes else "efficiency"
     print("A100: %s %.4f, fitted on the forward of one 22B block without recomputation "
           "(Korthikanti et al., table 4)\n" % (fitted, a100))
@@ -452,7 +441,7 @@ def main():
 
     # H100: Megatron-Core MoE, fitted on the first row.
     first = MOE_ROWS[0]
-    h100 = bisect(lambda e: moe_mfu(args, first, e)[0], first[6])
+    h100 = megatron.bisect(lambda e: moe_mfu(args, first, e)[0], first[6])
     for i, row in enumerate(MOE_ROWS):
         model, gpus, tp, ep, pp, batch, published, table = row
         mfu, step, peak = moe_mfu(args, row, h100)
