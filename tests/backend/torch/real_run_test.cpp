@@ -240,6 +240,9 @@ TEST(RealRunMeasure, ProfileAndCalibrateWriteScenariosTheSimulatorsRun) {
   EXPECT_THAT(c.err, HasSubstr("1 run of 2 iterations (each after one warm-up)"));
   const std::string fitted = testing::read_all(calibrated);
   EXPECT_THAT(fitted, HasSubstr("then 1 run of 2 iterations that the scenario is fitted to"));
+  // A second microbatch size, run after each run of the scenario's own, joins the fit.
+  EXPECT_THAT(fitted, HasSubstr("each followed by one with 4 microbatches of twice the size"));
+  EXPECT_THAT(fitted, HasSubstr("resized0.timeline, a run at another microbatch size"));
   for (const char* field : {"interference {", "dispatch {", "intra_node {"}) {
     EXPECT_THAT(fitted, HasSubstr(field));
   }
