@@ -315,7 +315,8 @@ void add_calibrate_command(CLI::App& app, const std::vector<std::string>& argv) 
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--runs", args->runs,
                   "runs of the scenario fitted together (several average over the machine's "
-                  "moods)")
+                  "moods); with an even microbatch count each is followed by one with half "
+                  "the microbatches, twice the size")
       ->default_val(3)
       ->check(CLI::Range(1, 100));
   cmd->add_flag("--pin", args->pin,
