@@ -239,19 +239,28 @@ KORTHIKANTI_ROWS = [("no recomputation", "NONE", False, 7.7, 11.9),
                     ("selective + sequence parallelism", "SELECTIVE", True, 7.2, 13.1)]
 
 
+def korthikanti_sets(run, microbatches, recompute, sequence_parallel, efficiency):
+    """Korthikanti et al.'s GPT runs on A100s, without data parallelism: `run` is (model,
+    heads, hidden, blocks, TP, PP, GPUs, batch)."""
+    _, heads, hidden, blocks, tp, pp, gpus, batch = run
+    return ["model.zoo.layers=%d" % blocks, "model.zoo.hidden=%d" % hidden,
+            "model.zoo.heads=%d" % heads, "model.zoo.efficiency=%g" % efficiency,
+            "model.zoo.memory_efficiency=0.8", "cluster.nodes=%d" % ((gpus + 7) // 8),
+            "training.global_batch=%d" % batch, "training.microbatches=%d" % microbatches,
+            "training.data_parallel=1", "training.tensor_parallel=%d" % tp,
+            "schedule.stages=%d" % pp, "training.recompute=" + recompute,
+            "training.sequence_parallel=%s" % ("true" if sequence_parallel else "false"),
+            "training.tensor_parallel_grad_overlap=%s" % GRAD_OVERLAP[0],
+            megatron.nvlink_as_nccl_moves_it(megatron.A100_NVLINK)]
+
+
 def pass_times_ms(args, blocks, recompute, sequence_parallel, efficiency):
     """The first microbatch's forward and backward on GPU 0, each until its tensor-parallel
     collectives have ended (what a backward's ran under its weight gradients included), from
     the trace of one step."""
     trace = os.path.join(args.scratch, "korthikanti.json")
-    sets = ["model.zoo.layers=%d" % blocks, "model.zoo.hidden=6144", "model.zoo.heads=64",
-            "model.zoo.efficiency=%g" % efficiency, "model.zoo.memory_efficiency=0.8",
-            "cluster.nodes=1", "training.global_batch=4", "training.microbatches=1",
-            "training.data_parallel=1", "training.tensor_parallel=8", "schedule.stages=1",
-            "training.recompute=" + recompute,
-            "training.sequence_parallel=%s" % ("true" if sequence_parallel else "false"),
-            "training.tensor_parallel_grad_overlap=%s" % GRAD_OVERLAP[0],
-            megatron.nvlink_as_nccl_moves_it(megatron.A100_NVLINK)]
+    sets = korthikanti_sets(("22B", 64, 6144, blocks, 8, 1, 8, 4), 1, recompute,
+                            sequence_parallel, efficiency)
     command = [args.pipetwin, "simulate", scenario_for(args, megatron.SCENARIO), "--json",
                "--trace", trace]
     for x in fitted_sets(args, sets):
@@ -315,19 +324,11 @@ KORTHIKANTI_STEPS = [("22B", 64, 6144, 48, 8, 1, 8, 4, 1.42, 1.10),
 def korthikanti_step_s(args, row, recompute, sequence_parallel, efficiency):
     """One step of a Korthikanti et al. run: plain 1F1B over the pipeline (the schedule the
     paper does not name), Megatron-LM's equal blocks per stage."""
-    _, heads, hidden, blocks, tp, pp, gpus, batch, _, _ = row
-    microbatches = 1 if pp == 1 else batch
-    sets = ["model.zoo.layers=%d" % blocks, "model.zoo.hidden=%d" % hidden,
-            "model.zoo.heads=%d" % heads, "model.zoo.efficiency=%g" % efficiency,
-            "model.zoo.memory_efficiency=0.8", "cluster.nodes=%d" % ((gpus + 7) // 8),
-            "training.global_batch=%d" % batch, "training.microbatches=%d" % microbatches,
-            "training.data_parallel=1", "training.tensor_parallel=%d" % tp,
-            "training.recompute=" + recompute,
-            "training.sequence_parallel=%s" % ("true" if sequence_parallel else "false"),
-            "training.tensor_parallel_grad_overlap=%s" % GRAD_OVERLAP[0],
-            "schedule.kind=ONE_F_ONE_B", "schedule.stages=%d" % pp,
-            "schedule.partition=[%s]" % ",".join(map(str, megatron.megatron_partition(blocks, pp))),
-            megatron.nvlink_as_nccl_moves_it(megatron.A100_NVLINK)]
+    blocks, pp, batch = row[3], row[5], row[7]
+    sets = korthikanti_sets(row[:8], 1 if pp == 1 else batch, recompute, sequence_parallel,
+                            efficiency)
+    partition = ",".join(map(str, megatron.megatron_partition(blocks, pp)))
+    sets += ["schedule.kind=ONE_F_ONE_B", "schedule.partition=[%s]" % partition]
     step, _ = run(args, megatron.SCENARIO, sets)
     return step
 

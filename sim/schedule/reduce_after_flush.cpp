@@ -19,9 +19,9 @@ void reduce_after_flush(Program& program) {
       if (computes_weight_gradient(c.op)) flush[{device, c.iteration}] = i;
     }
   }
-  // Each reduction's extra dependency, -1 where it has none (or has it already).
-  std::vector<int32_t> flushed(program.size(), -1);
-  bool any = false;
+  // Each reduction's extra dependency, where it lacks it. Appended, it comes last in its
+  // row (the tables keep each row's edges in list order).
+  DependencyEdges added;
   for (int32_t i = 0; i < program.size(); ++i) {
     const Instruction& r = program.instructions[i];
     if (r.lane() != Lane::kDataParallel || (r.op != Op::kAllreduce && r.op != Op::kReduceScatter)) {
@@ -30,17 +30,13 @@ void reduce_after_flush(Program& program) {
     const auto last = flush.find({r.device, r.iteration});
     if (last == flush.end()) continue;
     const auto deps = program.deps_of(i);
-    if (std::find(deps.begin(), deps.end(), last->second) != deps.end()) continue;
-    flushed[i] = last->second;
-    any = true;
+    if (std::find(deps.begin(), deps.end(), last->second) == deps.end()) {
+      added.emplace_back(i, last->second);
+    }
   }
-  if (!any) return;
-  DependencyEdges edges;
-  edges.reserve(program.deps.size() + program.size());
-  for (int32_t i = 0; i < program.size(); ++i) {
-    for (int32_t d : program.deps_of(i)) edges.emplace_back(i, d);
-    if (flushed[i] >= 0) edges.emplace_back(i, flushed[i]);
-  }
+  if (added.empty()) return;
+  DependencyEdges edges = dependency_edges(program);
+  edges.insert(edges.end(), added.begin(), added.end());
   set_dependencies(program, edges);
 }
 

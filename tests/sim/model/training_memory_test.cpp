@@ -10,15 +10,19 @@
 namespace pipetwin {
 namespace {
 
+TrainingSpec training(proto::Precision precision, bool mixed, proto::Optimizer optimizer) {
+  TrainingSpec t;
+  t.precision = precision;
+  t.mixed_precision = mixed;
+  t.optimizer = optimizer;
+  return t;
+}
+
 // Resident bytes per parameter: fp32 Adam 16, fp16 Adam 8, mixed-precision Adam 16
 // (2 + 2 + 4 master + 8 moments, as ZeRO counts), SGD fp32 8, momentum mixed 12.
 TEST(TrainingMemory, BytesPerParameterFollowPrecisionAndOptimizer) {
   auto total = [](proto::Precision precision, bool mixed, proto::Optimizer optimizer) {
-    TrainingSpec t;
-    t.precision = precision;
-    t.mixed_precision = mixed;
-    t.optimizer = optimizer;
-    return bytes_per_parameter(t).total();
+    return bytes_per_parameter(training(precision, mixed, optimizer)).total();
   };
   EXPECT_EQ(total(proto::FP32, false, proto::ADAM), 16);
   EXPECT_EQ(total(proto::FP16, false, proto::ADAM), 8);
@@ -32,11 +36,7 @@ TEST(TrainingMemory, BytesPerParameterFollowPrecisionAndOptimizer) {
 // and written, weight written (and read without a master copy).
 TEST(TrainingMemory, OptimizerStepBytesFollowPrecisionAndOptimizer) {
   auto bytes = [](proto::Precision precision, bool mixed, proto::Optimizer optimizer) {
-    TrainingSpec t;
-    t.precision = precision;
-    t.mixed_precision = mixed;
-    t.optimizer = optimizer;
-    return optimizer_step_bytes(t);
+    return optimizer_step_bytes(training(precision, mixed, optimizer));
   };
   EXPECT_EQ(bytes(proto::FP16, true, proto::ADAM), 2 * 2 + 2 * 12 + 2);
   EXPECT_EQ(bytes(proto::FP32, false, proto::ADAM), 2 * 4 + 2 * 8 + 2 * 4);
