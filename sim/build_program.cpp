@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/model/backward_split.h"
+#include "sim/model/number_format.h"
 #include "sim/model/training_memory.h"
 #include "sim/network/network_model.h"
 #include "sim/partition/balanced_partition.h"
@@ -201,6 +202,11 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   layout.devices_per_replica = stage_replicas.devices();
   layout.expert_parallel = setup.training.expert_parallel;
   layout.context_parallel = setup.training.context_parallel;
+  if (setup.training.fp8_param_gather) {
+    const NumberFormat format = number_format(setup.training.precision, setup.training.fp8_scaling);
+    layout.weight_gather_bytes_per_gradient_byte =
+        format.element_bytes / bytes_per_parameter(setup.training).gradients;
+  }
   layout.num_devices = stage_replicas.devices() * replicas;
   layout.global_batch = setup.training.global_batch;
   layout.static_bytes.assign(layout.num_devices, 0);
@@ -241,6 +247,14 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
            sharded(per_parameter, zero_stage, holders / ep).total() * experts;
   };
   const bool dualpipe = setup.schedule.kind == proto::DUALPIPE;
+  // training.fp8_dispatch: of a forward's two all-to-alls, the dispatch sends the tokens in the
+  // low-precision format and the combine in BF16.
+  const double ep_fwd_byte_share =
+      setup.training.fp8_dispatch
+          ? (1 + number_format(setup.training.precision, setup.training.fp8_scaling).element_bytes /
+                     2) /
+                2
+          : 1.0;
 
   int32_t first = 0;
   for (int32_t c = 0; c < chunks; ++c) {
@@ -248,6 +262,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
     const int32_t last = first + layers_per_chunk[c];  // exclusive
     StageCost cost;
     cost.trains = false;
+    cost.bucketed = !(setup.training.buckets_first_chunk_only && c > 0);
     double transient_per_sample = 0;
     double fwd_flops = 0, bwd_flops = 0, attention_flops = 0;  // per sample, whole layers
     double column_weight_gradient_flops = 0;                   // of column-parallel linears
@@ -262,7 +277,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.ep_fwd_all_to_alls += layer.ep_fwd_all_to_alls;
       cost.ep_fwd_bytes_per_sample += layer.ep_fwd_all_to_alls *
                                       layer.moe.dispatch_bytes_per_sample * per_gpu *
-                                      per_sequence_gpu;
+                                      per_sequence_gpu * ep_fwd_byte_share;
       if (cp > 1 && layer.cp_kv_bytes_per_sample > 0) {
         cost.cp_layers += 1;
         // The whole sequence's keys and values of this GPU's heads; a Ulysses GPU sends its

@@ -163,11 +163,14 @@ ProgramSizeEstimate estimate_program_size(const ResolvedScenario& setup,
   if (context_parallel > 1)
     per_iteration = context_parallel * (per_iteration + 3 * chunks * microbatches);
   // Tensor parallelism: every instruction on each of a stage's T GPUs, and an all-reduce
-  // after every FWD and BWD on each of the C context-parallel GPUs.
+  // after every FWD and BWD on each of the C context-parallel GPUs; with the backward's
+  // collectives under its weight gradients, up to three after a BWD (the hidden reduce-scatter
+  // and all-gather, then the rest).
   const double tensor_parallel = std::max(1, setup.training.tensor_parallel);
   if (tensor_parallel > 1) {
+    const double per_pass = setup.training.tensor_parallel_grad_overlap ? 4 : 2;
     per_iteration =
-        tensor_parallel * (per_iteration + 2 * context_parallel * chunks * microbatches);
+        tensor_parallel * (per_iteration + per_pass * context_parallel * chunks * microbatches);
   }
   ProgramSizeEstimate size;
   // FreezePipe simulates one iteration per phase, but keeps gradient statistics for every

@@ -11,6 +11,9 @@ namespace {
 constexpr double kPcieGen4x16 = 16 * 16.0 * 128 / 130 / 8;  // 31.5 GB/s
 constexpr double kPcieGen5x16 = 16 * 32.0 * 128 / 130 / 8;  // 63.0 GB/s
 
+// Collectives as NCCL picks and times them (docs/network.md).
+void set_nccl(proto::Cluster& c) { c.mutable_collectives()->set_model(proto::Collectives::NCCL); }
+
 void set_link(proto::Link* link, double gbytes_per_s, double latency_us) {
   link->set_bandwidth_gbytes_per_s(gbytes_per_s);
   link->set_latency_us(latency_us);
@@ -39,6 +42,8 @@ void set_gemm_curve(proto::Cluster& c, int sm_count, double peak_fraction) {
 }
 constexpr int kA100Sms = 108;  // NVIDIA A100 Tensor Core GPU Architecture whitepaper
 constexpr int kH100Sms = 132;  // NVIDIA H100 Tensor Core GPU Architecture whitepaper (SXM5)
+constexpr int kB200Sms = 148;  // Blackwell B200 (CUTLASS's and FlashAttention's kernels)
+constexpr int kB300Sms = 160;  // Blackwell Ultra: "up to 160 SMs" (NVIDIA's technical blog)
 // Fitted to one 22B GPT block's forward (0.7121, bench/published.py --gemm-shapes).
 constexpr double kA100PeakFraction = 0.71;
 constexpr double kH100PeakFraction = 0.69;
@@ -58,12 +63,14 @@ proto::Cluster dgx_a100() {
   set_link(c.mutable_host_link(), kPcieGen4x16, 2);
   c.mutable_host_link()->set_gpus_per_switch(2);
   c.set_host_memory_gib(1024);  // 1 TB DDR4 (2 TB optional)
+  set_nccl(c);
   return c;
 }
 
 proto::Cluster dgx_h100() {
   // H100 SXM5 80GB: 989 TFLOPS dense BF16 (1,979 is with sparsity).
   proto::Cluster c = make("dgx-h100", 8, "H100-SXM5-80GB", 989, 80);
+  c.mutable_gpu()->set_peak_tflops_fp8(1979);                // dense FP8 (3,958 sparse)
   c.mutable_gpu()->set_memory_bandwidth_gbytes_per_s(3350);  // HBM3
   set_gemm_curve(c, kH100Sms, kH100PeakFraction);
   // NVLink 4 through NVSwitch: 900 GB/s total per GPU = 450 each way.
@@ -76,6 +83,7 @@ proto::Cluster dgx_h100() {
   set_link(c.mutable_host_link(), kPcieGen5x16, 2);
   c.mutable_host_link()->set_gpus_per_switch(2);
   c.set_host_memory_gib(2048);  // 2 TB DDR5
+  set_nccl(c);
   return c;
 }
 
@@ -96,6 +104,7 @@ proto::Cluster hgx_h800() {
   // on (its report, section 3.1): 8 GPUs over NVLink and NVSwitch, one 400 Gb/s InfiniBand
   // NIC per GPU (50 GB/s each way).
   proto::Cluster c = make("hgx-h800", 8, "H800-SXM5-80GB", 989, 80);
+  c.mutable_gpu()->set_peak_tflops_fp8(1979);
   c.mutable_gpu()->set_memory_bandwidth_gbytes_per_s(3350);
   set_gemm_curve(c, kH100Sms, kH100PeakFraction);
   set_link(c.mutable_intra_node(), 200, 3);
@@ -105,6 +114,66 @@ proto::Cluster hgx_h800() {
   set_link(c.mutable_host_link(), kPcieGen5x16, 2);
   c.mutable_host_link()->set_gpus_per_switch(2);
   c.set_host_memory_gib(2048);
+  set_nccl(c);
+  return c;
+}
+
+// Blackwell (dense tensor-core peaks, NVIDIA's "non-sparse" figures in its DGX Cloud
+// benchmarking reference, docs/clusters.md): FP8 and MXFP8 at twice BF16, NVFP4 at four times
+// (B200, GB200) or six times (GB300). NVLink 5 through NVSwitch: 1.8 TB/s per GPU = 900 GB/s
+// each way, 18 links.
+void set_blackwell(proto::Cluster& c, double bf16, double nvfp4, double hbm_gbytes_per_s, int sms) {
+  proto::Gpu* g = c.mutable_gpu();
+  g->set_peak_tflops(bf16);
+  g->set_peak_tflops_fp8(2 * bf16);
+  g->set_peak_tflops_mxfp8(2 * bf16);
+  g->set_peak_tflops_nvfp4(nvfp4);
+  g->set_memory_bandwidth_gbytes_per_s(hbm_gbytes_per_s);
+  set_gemm_curve(c, sms, kH100PeakFraction);
+  set_link(c.mutable_intra_node(), 900, 3);
+  c.mutable_intra_node()->set_kind(proto::NVSWITCH);
+}
+
+proto::Cluster dgx_b200() {
+  // DGX B200: 8 B200 of 180 GB HBM3e at 7.7 TB/s; 8 ConnectX-7 400 Gb/s NICs (rail), PCIe Gen5.
+  proto::Cluster c = make("dgx-b200", 8, "B200-180GB", 2250, 180e9 / (1 << 30));
+  set_blackwell(c, 2250, 9000, 7700, kB200Sms);
+  set_link(c.mutable_inter_node(), 50, 5);
+  c.mutable_inter_node()->set_nics_per_node(0);  // 0 = one per GPU
+  set_link(c.mutable_host_link(), kPcieGen5x16, 2);
+  c.mutable_host_link()->set_gpus_per_switch(2);
+  c.set_host_memory_gib(2048);  // 2 TB DDR5 (up to 4 TB)
+  set_nccl(c);
+  return c;
+}
+
+// A GB200/GB300 NVL72 rack's compute tray: 2 Grace-Blackwell superchips (4 GPUs), 18 trays per
+// NVLink domain. Each Grace reaches its 2 GPUs over NVLink-C2C (900 GB/s both ways = 450 each
+// way) and holds 480 GB of LPDDR5X; one scale-out NIC per GPU.
+void set_nvl72_tray(proto::Cluster& c, double nic_gbytes_per_s) {
+  c.set_nvlink_domain_nodes(18);
+  set_link(c.mutable_inter_node(), nic_gbytes_per_s, 5);
+  c.mutable_inter_node()->set_nics_per_node(0);  // 0 = one per GPU
+  set_link(c.mutable_host_link(), 450, 1);
+  c.mutable_host_link()->set_gpus_per_switch(2);
+  c.set_host_memory_gib(2 * 480e9 / (1 << 30));
+  set_nccl(c);
+}
+
+proto::Cluster gb200_nvl72() {
+  // GB200: 186 GB HBM3e at 8 TB/s; 4 ConnectX-7 400 Gb/s per tray (MLPerf v5.0 system file).
+  proto::Cluster c = make("gb200-nvl72", 4, "GB200-186GB", 2450, 189471.0 / 1024);
+  set_blackwell(c, 2450, 9800, 8000, kB200Sms);
+  set_nvl72_tray(c, 50);
+  return c;
+}
+
+proto::Cluster gb300_nvl72() {
+  // GB300 (Blackwell Ultra): 279 GB HBM3e at 8 TB/s, NVFP4 at 1.5x GB200's; 4 ConnectX-8
+  // 800 Gb/s per tray (MLPerf v5.1 system file).
+  proto::Cluster c = make("gb300-nvl72", 4, "GB300-279GB", 2450, 284208.0 / 1024);
+  set_blackwell(c, 2450, 14700, 8000, kB300Sms);
+  set_nvl72_tray(c, 100);
   return c;
 }
 
@@ -125,6 +194,7 @@ proto::Cluster pcie_8xa100() {
   set_link(c.mutable_host_link(), kPcieGen4x16, 2);
   c.mutable_host_link()->set_gpus_per_switch(4);
   c.set_host_memory_gib(1024);  // assumption: a typical 8-GPU PCIe server
+  set_nccl(c);
   return c;
 }
 
@@ -145,8 +215,9 @@ struct Preset {
   proto::Cluster (*make)();
 };
 constexpr Preset kPresets[] = {
-    {"dgx-a100", dgx_a100}, {"dgx-h100", dgx_h100},       {"dgx-h200", dgx_h200},
-    {"hgx-h800", hgx_h800}, {"pcie-8xa100", pcie_8xa100}, {"cpu-host", cpu_host},
+    {"dgx-a100", dgx_a100},       {"dgx-h100", dgx_h100},       {"dgx-h200", dgx_h200},
+    {"hgx-h800", hgx_h800},       {"dgx-b200", dgx_b200},       {"gb200-nvl72", gb200_nvl72},
+    {"gb300-nvl72", gb300_nvl72}, {"pcie-8xa100", pcie_8xa100}, {"cpu-host", cpu_host},
 };
 
 }  // namespace

@@ -11,7 +11,8 @@ int32_t Topology::add_link(std::string name, double bandwidth, double latency, b
 }
 
 // Links, by family (index = family start + position):
-// - gpu_port: per GPU, a split-duplex port into the node's switch, half the intra-node
+// - gpu_port: per GPU, a split-duplex port into the node's (or NVLink domain's) switch, half the
+// intra-node
 //   latency each way so that port + port = one intra-node hop (NVSWITCH, PCIE_SWITCH);
 // - node_switch: per node, the PCIe switch every GPU-to-GPU flow crosses (PCIE_SWITCH);
 // - mesh: per GPU pair of a node, a split-duplex NVLink (NVLINK_MESH);
@@ -24,6 +25,7 @@ Topology Topology::shared(const ClusterSpec& cluster) {
   t.num_devices_ = static_cast<int32_t>(cluster.devices.size());
   t.nodes_ = cluster.nodes;
   t.gpus_per_node_ = cluster.gpus_per_node;
+  t.nvlink_domain_nodes_ = cluster.nvlink_domain_nodes;
   t.fabric_ = cluster.fabric;
   const int32_t g = cluster.gpus_per_node;
   const LinkSpec& intra = cluster.intra_node;
@@ -115,7 +117,9 @@ Topology Topology::dedicated(const ClusterSpec& cluster,
 
 std::vector<LinkHop> Topology::device_to_device(int32_t a, int32_t b) const {
   const int32_t g = gpus_per_node_;
-  if (node(a) == node(b)) {
+  // An NVLink domain of several nodes is one NVSwitch fabric: port to port (the resolver
+  // allows it with NVSWITCH only).
+  if (node(a) == node(b) || nvlink_domain(a) == nvlink_domain(b)) {
     if (mesh_ >= 0) {
       // Pairs (x, y), x < y, of one node are numbered row by row.
       const int32_t x = std::min(local(a), local(b)), y = std::max(local(a), local(b));

@@ -62,11 +62,13 @@ class Topology {
   std::vector<LinkHop> device_to_host(int32_t device) const;
   int32_t local(int32_t device) const { return device % gpus_per_node_; }
   int32_t node(int32_t device) const { return device / gpus_per_node_; }
+  int32_t nvlink_domain(int32_t device) const { return node(device) / nvlink_domain_nodes_; }
 
   std::vector<TopologyLink> links_;
   int32_t num_devices_ = 0;
   int32_t nodes_ = 0;
   int32_t gpus_per_node_ = 1;
+  int32_t nvlink_domain_nodes_ = 1;
   FabricSpec fabric_;
   bool dedicated_ = false;
   // Shared topology: first link index of each family (see topology.cpp).

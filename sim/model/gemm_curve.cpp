@@ -6,7 +6,7 @@
 namespace pipetwin {
 namespace {
 
-constexpr double kBytesPerElement = 2;  // 16-bit operands and result
+constexpr double kBytesPerElement = 2;  // the 16-bit result
 
 // Waves of tiles over the multiprocessors, each tile_a x tile_b of the a x b result.
 double tile_waves(double a, double b, double count, double tile_a, double tile_b, int sms) {
@@ -28,7 +28,7 @@ double gemm_seconds(const GemmCurve& curve, double m, double n, double k, double
     compute = waves * 2 * tm * tn * k / (rate / curve.sm_count);
   }
   if (curve.memory_bytes_per_s <= 0) return compute;
-  const double bytes = kBytesPerElement * (m * k + k * n + m * n) * count;
+  const double bytes = (curve.operand_bytes * (m * k + k * n) + kBytesPerElement * m * n) * count;
   return std::max(compute, bytes / curve.memory_bytes_per_s);
 }
 

@@ -2,7 +2,8 @@
 //   compute: ceil(tiles / SMs) waves, each the time one multiprocessor takes for a
 //            tile_m x tile_n tile over the whole k at peak_fraction of its share of the peak
 //            (wave and tile quantisation: a last wave or a partial tile runs as a whole one);
-//   memory:  the operands read and the result written once, 16-bit, at the fraction
+//   memory:  the operands read (operand_bytes each) and the result written once (16-bit) at the
+//   fraction
 //            memory_efficiency of the memory bandwidth (a roofline: a thin GEMM is memory-bound).
 // The library may compute C or its transpose, whichever tiles better. With no multiprocessor
 // count (0) and no bandwidth (0) the curve is flat: every GEMM at peak_fraction of the peak,

@@ -1,5 +1,7 @@
 #include "sim/model/memory_bound_time.h"
 
+#include <utility>
+
 namespace pipetwin {
 
 void add_memory_bound_time(ModelSpec& model, double bytes_per_s, bool sequence_parallel) {
@@ -12,6 +14,13 @@ void add_memory_bound_time(ModelSpec& model, double bytes_per_s, bool sequence_p
     layer.bwd.seconds_per_sample += kBackwardBytesPerForwardByte * divided / bytes_per_s;
     layer.bwd.undivided_seconds_per_sample +=
         kBackwardBytesPerForwardByte * undivided / bytes_per_s;
+    // A low-precision format's casts (sim/model/format_casts.h), forward and backward.
+    for (const auto& [cast, cost] :
+         {std::pair{&layer.fwd_cast, &layer.fwd}, std::pair{&layer.bwd_cast, &layer.bwd}}) {
+      const double whole = sequence_parallel ? 0 : cast->undivided;
+      cost->seconds_per_sample += (cast->bytes - whole) / bytes_per_s;
+      cost->undivided_seconds_per_sample += whole / bytes_per_s;
+    }
     layer.attention_memory_seconds_per_sample =
         layer.attention_memory_bytes_per_sample / bytes_per_s;
   }

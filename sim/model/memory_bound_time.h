@@ -14,7 +14,8 @@ namespace pipetwin {
 // outgoing one). The tp_undivided part is time every tensor-parallel GPU spends whole,
 // unless sequence parallelism splits it. Also sets each layer's
 // attention_memory_seconds_per_sample, the part of that forward time selective
-// recomputation runs again.
+// recomputation runs again. A low-precision format's casts (fwd_cast, bwd_cast) are added to
+// their passes as they are.
 void add_memory_bound_time(ModelSpec& model, double bytes_per_s, bool sequence_parallel);
 
 }  // namespace pipetwin

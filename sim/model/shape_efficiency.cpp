@@ -19,7 +19,8 @@ struct LayerGemmTimes {
   PassTime fwd, input_gradient, weight_gradient, attention_core, experts;
 };
 
-LayerGemmTimes layer_gemm_times(const ModelLayer& layer, const GemmCurve& curve, double samples,
+LayerGemmTimes layer_gemm_times(const ModelLayer& layer, const GemmCurve& curve,
+                                const GemmCurve* training_format, double samples,
                                 const ShapeParallelism& parallel) {
   LayerGemmTimes t;
   const double spread = static_cast<double>(parallel.tensor) * parallel.context / samples;
@@ -27,7 +28,9 @@ LayerGemmTimes layer_gemm_times(const ModelLayer& layer, const GemmCurve& curve,
   on_chip.memory_bytes_per_s = 0;
   for (const LayerGemm& g : layer.gemms) {
     const GemmOnGpu s = gemm_on_gpu(g, samples, parallel);
-    const GemmCurve& c = g.on_chip ? on_chip : curve;
+    const GemmCurve& c = g.on_chip                                              ? on_chip
+                         : training_format != nullptr && g.in_training_format() ? *training_format
+                                                                                : curve;
     const double flops = g.flops_per_sample();
     const double fwd = gemm_seconds(c, s.m, s.n, s.k, s.count) * spread;
     const double dx = gemm_seconds(c, s.m, s.k, s.n, s.count) * spread;
@@ -84,9 +87,10 @@ GemmOnGpu gemm_on_gpu(const LayerGemm& gemm, double samples, const ShapeParallel
 }
 
 void apply_shape_efficiency(ModelSpec& model, const GemmCurve& curve, double samples_per_microbatch,
-                            const ShapeParallelism& parallel) {
+                            const ShapeParallelism& parallel, const GemmCurve* training_format) {
   for (ModelLayer& layer : model.layers) {
-    const LayerGemmTimes t = layer_gemm_times(layer, curve, samples_per_microbatch, parallel);
+    const LayerGemmTimes t =
+        layer_gemm_times(layer, curve, training_format, samples_per_microbatch, parallel);
     const double weight_flops = layer.bwd_weight ? layer.bwd_weight->flops_per_sample : 0;
     PassTime backward = t.input_gradient;
     backward.add(t.weight_gradient.seconds, t.weight_gradient.flops);

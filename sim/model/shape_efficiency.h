@@ -22,8 +22,12 @@ struct ShapeParallelism {
   int tensor = 1, context = 1, expert = 1;
 };
 
+// `training_format`, when given, times the GEMMs of the linear layers (LayerGemm::
+// in_training_format) in a low-precision training.precision: the curve at the format's peak and
+// operand bytes. Their time still turns into FLOPs at `curve`'s peak.
 void apply_shape_efficiency(ModelSpec& model, const GemmCurve& curve, double samples_per_microbatch,
-                            const ShapeParallelism& parallel);
+                            const ShapeParallelism& parallel,
+                            const GemmCurve* training_format = nullptr);
 
 // A layer's per-GPU GEMM shape of `gemm` for `samples` samples: {m, n, k, count}.
 struct GemmOnGpu {

@@ -1,5 +1,7 @@
 #include "sim/model/training_memory.h"
 
+#include "sim/model/number_format.h"
+
 namespace pipetwin {
 
 BytesPerParameter bytes_per_parameter(const TrainingSpec& training) {
@@ -21,6 +23,13 @@ BytesPerParameter bytes_per_parameter(const TrainingSpec& training) {
       break;
   }
   if (training.mixed_precision) b.optimizer += 4;  // fp32 master weights
+  // The low-precision formats: the GEMMs read copies of the weights in the format, next to the
+  // BF16 weights, or instead of them when the weights are kept only in the format.
+  const NumberFormat format = number_format(training.precision, training.fp8_scaling);
+  if (format.low_precision) {
+    b.weights =
+        training.fp8_param_gather ? format.weight_copy_bytes : b.weights + format.weight_copy_bytes;
+  }
   return b;
 }
 
@@ -35,6 +44,7 @@ BytesPerParameter sharded(const BytesPerParameter& whole, int32_t zero_stage, in
 
 double optimizer_step_bytes(const TrainingSpec& training) {
   const BytesPerParameter b = bytes_per_parameter(training);
+  // The low-precision copies are written (cast from the master weights) with the weights.
   const double weight = training.mixed_precision ? b.weights : 2 * b.weights;
   return 2 * b.gradients + 2 * b.optimizer + weight;
 }

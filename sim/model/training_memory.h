@@ -17,6 +17,9 @@ struct BytesPerParameter {
 //   fp32:               4 + 4 + {SGD 0, momentum 4, Adam 8}
 //   fp16/bf16:          2 + 2 + {SGD 0, momentum 2, Adam 4}
 //   mixed (16-bit):     2 + 2 + 4 master + {SGD 0, momentum 4, Adam 8}: 16 with Adam (ZeRO)
+//   low precision:      mixed, plus the weights' copies in the format (NumberFormat::
+//                       weight_copy_bytes: 2 for FP8); with fp8_param_gather the copies replace
+//                       the BF16 weights: FP8 Adam 2 + 2 + 2 + 12 = 18, or 2 + 2 + 12 = 16.
 BytesPerParameter bytes_per_parameter(const TrainingSpec& training);
 
 // ZeRO (Rajbhandari et al., SC 2020, section 5.1): with `holders` data-parallel replicas
@@ -31,6 +34,7 @@ BytesPerParameter sharded(const BytesPerParameter& whole, int32_t zero_stage, in
 // the trained weight, which it also reads when no master copy stands in for it; clipping by
 // the gradients' norm, on in every large-model recipe, reads the gradients once more:
 //   mixed-precision Adam: 2 + 2 * 12 + 2 + 2 = 30,   fp32 Adam: 4 + 2 * 8 + 2 * 4 + 4 = 32.
+// A low-precision format also writes the weights' copies in it: FP8 Adam 30 + 2 = 32.
 double optimizer_step_bytes(const TrainingSpec& training);
 
 inline constexpr double kFp32BytesPerParameter = 4;

@@ -103,6 +103,7 @@ std::vector<ModelLayer> gpt(const proto::Zoo& zoo) {
   layers.back().tp_bwd_collectives = layers.back().tp_bwd_grad_collectives = 1;
   layers.back().tp_allreduce_bytes_per_sample = tp_bytes;
   layers.back().gemms = {{sd, vd, hd, 1, LayerGemm::Split::kN, LayerGemm::Part::kWeights}};
+  layers.back().gemms.back().keeps_bf16 = true;  // the logits stay BF16 in FP8 recipes
   // W of the logits GEMM (2shV FLOPs) needs its input and the logits' gradient.
   layers.back().bwd_weight_stash_bytes_per_sample = sd * hd * kHalf + sd * vd * kHalf;
   // The final layernorm (4sh, whole on every GPU) and the cross-entropy's passes over the

@@ -153,6 +153,7 @@ ModelLayer block_layer(const TransformerShape& t, int64_t index) {
     l = zoo_layer(name, s * flops, s * h * kHalf, s * stash,
                   t.block_parameters(index) * static_cast<int64_t>(kFp32));
     add_gemm(gemms, s, experts, h, Split::kNone);  // the router
+    gemms.back().keeps_bf16 = true;
     add_mlp_gemms(gemms, t, s * k / experts, static_cast<double>(moe.expert_ffn), Part::kExpert,
                   experts);
     if (shared > 0) add_mlp_gemms(gemms, t, s, shared * static_cast<double>(moe.expert_ffn));
@@ -222,6 +223,7 @@ std::vector<ModelLayer> transformer_layers(const TransformerShape& t) {
   ModelLayer& head = layers.back();
   head.bwd_weight->flops_per_sample = 2 * s * h * v;  // tied or not, the GEMM's weight gradient
   add_gemm(head.gemms, s, v, h, Split::kN);           // vocabulary-parallel logits
+  head.gemms.back().keeps_bf16 = true;
   head.tp_bwd_collectives = head.tp_bwd_grad_collectives = 1;
   head.tp_allreduce_bytes_per_sample = s * h * kHalf;
   head.bwd_weight_stash_bytes_per_sample = s * h * kHalf + s * v * kHalf;

@@ -14,7 +14,7 @@ double lock_step_seconds(const ClusterSpec& cluster, const CollectiveSchedule& s
       step = std::max(step, device_transfer_seconds(cluster, flow.from, flow.to,
                                                     static_cast<double>(flow.bytes)));
     }
-    seconds += static_cast<double>(phase.repeats) * step;
+    seconds += static_cast<double>(phase.repeats) * (step + phase.overhead_s);
   }
   return seconds;
 }

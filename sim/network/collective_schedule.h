@@ -22,12 +22,15 @@ struct PointFlow {
 struct FlowPhase {
   int32_t repeats = 1;
   std::vector<PointFlow> flows;
+  // Time every step of the phase takes beyond its flows (NCCL's latency beyond the links',
+  // nccl_collective.h), waited out after them.
+  double overhead_s = 0;
 };
 
 using CollectiveSchedule = std::vector<FlowPhase>;
 
-// Sum over phases of repeats x the slowest flow of the phase (latency + bytes / bandwidth
-// on the link ClusterSpec::link gives its two devices).
+// Sum over phases of repeats x (the slowest flow of the phase (latency + bytes / bandwidth
+// on the link ClusterSpec::link gives its two devices) + its overhead).
 double lock_step_seconds(const ClusterSpec& cluster, const CollectiveSchedule& schedule);
 
 inline int64_t ceil_div(int64_t bytes, int64_t parts) { return (bytes + parts - 1) / parts; }

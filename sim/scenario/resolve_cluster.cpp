@@ -54,6 +54,43 @@ GemmCurve resolve_gemm_curve(const ScenarioChecker& check, const proto::Gpu& gpu
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// The GPU's generation from the tensor-core formats it has: block-scaled FP8 from Blackwell on,
+// FP8 from Hopper on.
+GpuGeneration gpu_generation(const proto::Gpu& gpu) {
+  if (gpu.peak_tflops_mxfp8() > 0 || gpu.peak_tflops_nvfp4() > 0) return GpuGeneration::kBlackwell;
+  if (gpu.peak_tflops_fp8() > 0) return GpuGeneration::kHopper;
+  return GpuGeneration::kAmpere;
+}
+
+CollectivesSpec resolve_collectives(const proto::Cluster& c) {
+  using Pinned = CollectivesSpec::Pinned;
+  CollectivesSpec spec;
+  spec.model = c.collectives().model() == proto::Collectives::NCCL
+                   ? CollectivesSpec::Model::kNccl
+                   : CollectivesSpec::Model::kTextbook;
+  switch (c.collectives().algorithm()) {
+    case proto::Collectives::RING:
+      spec.pinned = Pinned::kRing;
+      break;
+    case proto::Collectives::TREE:
+      spec.pinned = Pinned::kTree;
+      break;
+    case proto::Collectives::NVLS:
+      spec.pinned = Pinned::kNvls;
+      break;
+    case proto::Collectives::NVLS_TREE:
+      spec.pinned = Pinned::kNvlsTree;
+      break;
+    case proto::Collectives::PAT:
+      spec.pinned = Pinned::kPat;
+      break;
+    default:
+      spec.pinned = Pinned::kAuto;
+  }
+  spec.generation = gpu_generation(c.gpu());
+  return spec;
+}
+
 LinkSpec resolve_link(const ScenarioChecker& check, const proto::Link& link,
                       const std::string& path) {
   check.positive(link.has_bandwidth_gbytes_per_s(), link.bandwidth_gbytes_per_s(),
@@ -139,6 +176,12 @@ ClusterSpec resolve_cluster(const ScenarioChecker& check, const LoadedScenario& 
   cluster.host_memory_bytes = (c.has_host_memory_gib() ? c.host_memory_gib() : 512) * kGiB;
   cluster.nodes = c.nodes();
   cluster.fabric = resolve_fabric(check, c);
+  check.positive(true, c.nvlink_domain_nodes(), "cluster.nvlink_domain_nodes");
+  if (c.nvlink_domain_nodes() > 1 && c.intra_node().kind() != proto::NVSWITCH) {
+    check.fail("cluster.nvlink_domain_nodes",
+               "spans nodes through NVLink switches: it needs intra_node.kind NVSWITCH");
+  }
+  cluster.nvlink_domain_nodes = c.nvlink_domain_nodes();
   if (c.has_interference()) {
     const proto::Interference& i = c.interference();
     check.non_negative(i.compute_slowdown(), "cluster.interference.compute_slowdown");
@@ -154,6 +197,7 @@ ClusterSpec resolve_cluster(const ScenarioChecker& check, const LoadedScenario& 
     }
     cluster.interference = {i.compute_slowdown(), i.transfer_slowdown()};
   }
+  cluster.collectives = resolve_collectives(c);
   if (c.has_dispatch()) {
     const proto::Dispatch& d = c.dispatch();
     check.non_negative(d.issue_us(), "cluster.dispatch.issue_us");

@@ -1,10 +1,13 @@
 #include "sim/scenario/resolve_model.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "sim/model/activation_recompute.h"
+#include "sim/model/format_casts.h"
 #include "sim/model/memory_bound_time.h"
 #include "sim/model/model_sources.h"
+#include "sim/model/number_format.h"
 #include "sim/model/shape_efficiency.h"
 #include "sim/model/training_memory.h"
 #include "sim/scenario/resolve_layer_costs.h"
@@ -118,6 +121,8 @@ void add_memory_bound_kernels(const ScenarioChecker& check, const proto::Scenari
     check.fail("model.zoo.memory_efficiency",
                "only the gpt zoo model counts its memory-bound kernels");
   }
+  add_format_casts(setup.model,
+                   number_format(setup.training.precision, setup.training.fp8_scaling));
   add_memory_bound_time(setup.model, efficiency * bandwidth * 1e9,
                         setup.training.sequence_parallel);
   setup.model.optimizer_seconds_per_parameter =
@@ -125,10 +130,11 @@ void add_memory_bound_kernels(const ScenarioChecker& check, const proto::Scenari
 }
 
 void add_shape_efficiency(const proto::Scenario& s, ResolvedScenario& setup) {
-  if (!s.model().has_zoo() || s.model().zoo().has_efficiency() || s.model().layers_size() > 0 ||
-      !setup.cluster.gemm_curve) {
-    return;
-  }
+  const bool shaped = !s.model().zoo().has_efficiency() && setup.cluster.gemm_curve;
+  // A low-precision format runs the linear layers' GEMMs at its own peak, on the GPU's curve or,
+  // with a flat efficiency, at that efficiency of the format's peak.
+  const bool low_precision = setup.training.format_peak_flops > 0;
+  if (!s.model().has_zoo() || s.model().layers_size() > 0 || !(shaped || low_precision)) return;
   // Models without GEMM shapes (the convolutional nets, the MLP) keep the flat efficiency.
   const auto& layers = setup.model.layers;
   if (std::none_of(layers.begin(), layers.end(),
@@ -139,8 +145,22 @@ void add_shape_efficiency(const proto::Scenario& s, ResolvedScenario& setup) {
   const double samples =
       static_cast<double>(t.global_batch) / (static_cast<double>(t.data_parallel) * t.microbatches);
   if (!(samples > 0)) return;  // the training section's own checks say why
-  apply_shape_efficiency(setup.model, *setup.cluster.gemm_curve, samples,
-                         {t.tensor_parallel, t.context_parallel, t.expert_parallel});
+  GemmCurve curve;
+  if (shaped) {
+    curve = *setup.cluster.gemm_curve;
+  } else {
+    curve.peak_flops = setup.cluster.devices.front().peak_flops;
+    curve.peak_fraction = setup.model.efficiency;
+  }
+  std::optional<GemmCurve> format;
+  if (low_precision) {
+    format = curve;
+    format->peak_flops = t.format_peak_flops;
+    format->operand_bytes = number_format(t.precision, t.fp8_scaling).element_bytes;
+  }
+  apply_shape_efficiency(setup.model, curve, samples,
+                         {t.tensor_parallel, t.context_parallel, t.expert_parallel},
+                         format ? &*format : nullptr);
 }
 
 void add_activation_recompute(const ScenarioChecker& check, ResolvedScenario& setup) {

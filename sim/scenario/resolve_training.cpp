@@ -4,8 +4,22 @@
 #include <cmath>
 
 #include "sim/model/expert_parallel.h"
+#include "sim/model/number_format.h"
 
 namespace pipetwin {
+
+namespace {
+
+// Megatron-Core's default bucket (DistributedDataParallelConfig.bucket_size): max(40M, 1M x DP)
+// parameters, so that buckets grow with the ring they cross; their gradients in the training
+// precision's word.
+int64_t megatron_bucket_bytes(const proto::Training& t) {
+  const double parameters = std::max(40e6, 1e6 * t.data_parallel());
+  const double word = t.precision() == proto::FP32 && !t.mixed_precision() ? 4 : 2;
+  return std::llround(parameters * word);
+}
+
+}  // namespace
 
 TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenario& s) {
   check.require(s.has_training(), "training");
@@ -28,6 +42,25 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
     check.fail("training.microbatches",
                std::to_string(t.microbatches()) + " microbatches cannot split a replica's " +
                    std::to_string(t.global_batch() / t.data_parallel()) + " samples");
+  }
+  const char* peak_field = format_peak_field(t.precision());
+  const double format_peak = format_peak_flops(s.cluster().gpu(), t.precision());
+  if (peak_field != nullptr && !(format_peak > 0)) {
+    check.fail("training.precision",
+               proto::Precision_Name(t.precision()) + " needs tensor cores for it: the GPU (" +
+                   (s.cluster().gpu().has_name() ? s.cluster().gpu().name() : "cluster.gpu") +
+                   ") has no cluster.gpu." + peak_field);
+  }
+  const bool low_precision = number_format(t.precision(), t.fp8_scaling()).low_precision;
+  if (t.fp8_param_gather() && (!low_precision || t.zero_stage() == 0)) {
+    check.fail("training.fp8_param_gather",
+               "keeps the weights in a low-precision training.precision (FP8, FP8_BLOCKWISE, "
+               "MXFP8, NVFP4) and gathers them sharded: it needs one and a training.zero_stage");
+  }
+  if (t.fp8_dispatch() && !low_precision) {
+    check.fail("training.fp8_dispatch",
+               "sends tokens in the low-precision training.precision: set FP8, FP8_BLOCKWISE, "
+               "MXFP8 or NVFP4");
   }
   if (t.mixed_precision() && t.precision() == proto::FP32) {
     check.fail("training.mixed_precision",
@@ -52,23 +85,30 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
     check.fail("training.grad_bucket_mb",
                "must be between 0 (one reduction after the backward) and 1048576 MiB");
   }
-  return {t.global_batch(),
-          t.microbatches(),
-          t.iterations(),
-          t.optimizer(),
-          t.data_parallel(),
-          t.precision(),
-          t.mixed_precision(),
-          t.tensor_parallel(),
-          t.sequence_parallel(),
-          t.recompute(),
-          t.expert_parallel(),
-          t.zero_stage(),
-          std::llround(t.grad_bucket_mb() * (1 << 20)),
-          t.context_parallel(),
-          t.context_parallel_algorithm(),
-          t.tensor_parallel_grad_overlap(),
-          t.grad_reduce_after_flush()};
+  TrainingSpec spec{t.global_batch(),
+                    t.microbatches(),
+                    t.iterations(),
+                    t.optimizer(),
+                    t.data_parallel(),
+                    t.precision(),
+                    t.mixed_precision() || low_precision,  // the formats keep fp32 master weights
+                    t.tensor_parallel(),
+                    t.sequence_parallel(),
+                    t.recompute(),
+                    t.expert_parallel(),
+                    t.zero_stage(),
+                    t.has_grad_bucket_mb() ? std::llround(t.grad_bucket_mb() * (1 << 20))
+                                           : megatron_bucket_bytes(t),
+                    t.context_parallel(),
+                    t.context_parallel_algorithm(),
+                    t.tensor_parallel_grad_overlap(),
+                    t.grad_reduce_after_flush(),
+                    t.fp8_scaling(),
+                    t.fp8_param_gather(),
+                    t.fp8_dispatch(),
+                    peak_field != nullptr ? format_peak : 0};
+  spec.buckets_first_chunk_only = !t.has_grad_bucket_mb();
+  return spec;
 }
 
 void check_reduce_after_flush(const ScenarioChecker& check, const ResolvedScenario& setup) {
@@ -167,10 +207,11 @@ void check_tensor_parallel(const ScenarioChecker& check, const proto::Scenario& 
     check.fail("training.tensor_parallel",
                "only transformer and MLP layers split across GPUs (model.zoo.name: gpt or mlp)");
   }
-  if (setup.cluster.gpus_per_node % tp != 0) {
+  const int32_t nvlink_gpus = setup.cluster.gpus_per_node * setup.cluster.nvlink_domain_nodes;
+  if (nvlink_gpus % tp != 0) {
     check.fail("training.tensor_parallel",
-               std::to_string(tp) + " GPUs per stage must divide the node's " +
-                   std::to_string(setup.cluster.gpus_per_node) +
+               std::to_string(tp) + " GPUs per stage must divide the NVLink domain's " +
+                   std::to_string(nvlink_gpus) +
                    " (a stage's all-reduces stay on the intra-node fabric)");
   }
   if (s.model().zoo().heads() % tp != 0) {

@@ -52,6 +52,7 @@ std::vector<BucketPiece> bucket_pieces(int64_t bytes, int64_t bucket_bytes) {
 }
 
 int64_t reduction_bucket_bytes(const StageCost& cost, bool reduce_scatter, int64_t bucket_bytes) {
+  if (!cost.bucketed) return 0;
   if (!reduce_scatter || bucket_bytes <= 0) return bucket_bytes;
   return std::max<int64_t>(bucket_bytes, cost.gradient_bytes / std::max(1, cost.layers));
 }

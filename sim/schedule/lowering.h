@@ -42,6 +42,9 @@ struct StageCost {
   int64_t first_layer_weight_bytes = 0;
   int64_t last_layer_weight_bytes = 0;
   int32_t layers = 0;
+  // Its gradient reduction is split into buckets (training.grad_bucket_mb); Megatron-Core's
+  // default buckets only the first model chunk's, the one on the critical path.
+  bool bucketed = true;
   double optim_s = 0;  // the stage's optimizer step
   // False when every layer is frozen (FreezePipe): nothing upstream trains either, so
   // the gradient sent back into this stage carries no bytes (a token keeps the order).
@@ -91,6 +94,10 @@ struct PipelineLayout {
   // GPUs that split each sequence: every device of the layout stands for C of them, which
   // hold the same weights and reduce their gradients together with the replicas'.
   int32_t context_parallel = 1;
+  // ZeRO's all-gathers of weights move this many bytes per byte of gradient reduced: 1 in the
+  // 16-bit formats, less when the weights are gathered in a low-precision format
+  // (training.fp8_param_gather: 1/2 for FP8).
+  double weight_gather_bytes_per_gradient_byte = 1;
   std::vector<int32_t> stage_device;  // replica 0
   // Per stage, replica 0's partition of its slice for the forward and for the backward,
   // sorted by sample.

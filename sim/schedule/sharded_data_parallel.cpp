@@ -183,6 +183,10 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
           c.op = Op::kAllGather;
           break;
       }
+      if (c.op == Op::kAllGather) {
+        c.bytes = std::llround(static_cast<double>(c.bytes) *
+                               layout.weight_gather_bytes_per_gradient_byte);
+      }
       const int32_t made_id = builder.add(c);
       const int32_t g = program.group[e.reduce];
       const auto members = program.members_of_group(g);

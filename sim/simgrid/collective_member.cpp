@@ -57,6 +57,7 @@ void run_collective_member(const CollectiveSchedule& schedule, int32_t device,
       for (int32_t step = 0; step < phase.repeats; ++step) {
         send_and_wait(own, incoming, device, inboxes, 1);
         barrier.wait();
+        if (phase.overhead_s > 0) sg4::this_actor::sleep_for(phase.overhead_s);
       }
       continue;
     }
@@ -73,6 +74,7 @@ void run_collective_member(const CollectiveSchedule& schedule, int32_t device,
     }
     if (rest > 0) sg4::this_actor::sleep_for(rest);
     barrier.wait();
+    if (phase.overhead_s > 0) sg4::this_actor::sleep_for(phase.repeats * phase.overhead_s);
   }
 }
 

@@ -55,13 +55,28 @@ struct GemmCurve {
   int sm_count = 0;          // 0: no wave quantisation
   int tile_m = 128, tile_n = 128;
   double memory_bytes_per_s = 0;  // bandwidth times memory_efficiency; 0: no memory bound
+  double operand_bytes = 2;       // per element of A and B (C is written in 16 bits)
   bool flat() const { return sm_count == 0 && memory_bytes_per_s == 0; }
+};
+
+// NCCL's compute-capability classes (its tuning model's tables by GPU generation).
+enum class GpuGeneration { kVolta, kAmpere, kHopper, kBlackwell };
+
+// cluster.collectives: textbook rings, or NCCL's choice and prices (sim/network/nccl_tuning.h),
+// optionally with one algorithm pinned.
+struct CollectivesSpec {
+  enum class Model { kTextbook, kNccl };
+  enum class Pinned { kAuto, kRing, kTree, kNvls, kNvlsTree, kPat };
+  Model model = Model::kTextbook;
+  Pinned pinned = Pinned::kAuto;
+  GpuGeneration generation = GpuGeneration::kAmpere;
 };
 
 struct ClusterSpec {
   std::vector<DeviceSpec> devices;
   int nodes = 1;
   int gpus_per_node = 1;
+  int nvlink_domain_nodes = 1;  // nodes per NVLink domain (cluster.nvlink_domain_nodes)
   LinkSpec intra_node;
   LinkSpec inter_node;
   LinkSpec host_link;
@@ -70,6 +85,7 @@ struct ClusterSpec {
   FabricSpec fabric;
   InterferenceSpec interference;
   DispatchSpec dispatch;
+  CollectivesSpec collectives;
   // The GPU's GEMM curve; the zoo's transformers use it unless model.zoo.efficiency is set.
   std::optional<GemmCurve> gemm_curve;
   // A SimGrid XML platform (resolved path) replacing the built fabric, and the host of
@@ -78,7 +94,11 @@ struct ClusterSpec {
   std::vector<std::string> platform_hosts;
 
   const LinkSpec& link(int a, int b) const {
-    return devices[a].node == devices[b].node ? intra_node : inter_node;
+    return same_nvlink_domain(a, b) ? intra_node : inter_node;
+  }
+  // Devices whose nodes share an NVLink domain (node / nvlink_domain_nodes).
+  bool same_nvlink_domain(int a, int b) const {
+    return devices[a].node / nvlink_domain_nodes == devices[b].node / nvlink_domain_nodes;
   }
 };
 

@@ -87,7 +87,11 @@ struct LayerGemm {
   // Fused attention (flash attention): the scores never leave the chip, so the product is
   // not bound by memory (the curve's roofline does not apply).
   bool on_chip = false;
+  // Stays in BF16 under a low-precision training.precision, as the recipes keep it (the
+  // router, the logits); the attention core always does.
+  bool keeps_bf16 = false;
   double flops_per_sample() const { return 2 * rows_per_sample * n * k * count; }
+  bool in_training_format() const { return part != Part::kAttentionCore && !keeps_bf16; }
 };
 
 struct ModelLayer {
@@ -130,6 +134,13 @@ struct ModelLayer {
   // and the part every tensor-parallel GPU moves whole (sim/model/memory_bound_time.h).
   double fwd_memory_bytes_per_sample = 0;
   double tp_undivided_memory_bytes_per_sample = 0;
+  // A low-precision format's casts of the GEMMs' operands (sim/model/format_casts.h), bytes
+  // per sample in one forward (the inputs) and one backward (the output gradients), and the
+  // part every tensor-parallel GPU casts whole unless sequence parallelism splits it.
+  struct CastBytes {
+    double bytes = 0, undivided = 0;
+  };
+  CastBytes fwd_cast, bwd_cast;
   // Zero-bubble schedules: the weight-gradient part (W) of `bwd`, in the same form (the
   // input-gradient part B is the rest), and the bytes per sample of the stash that W still
   // needs after B. Unset: half the backward, and the whole stash

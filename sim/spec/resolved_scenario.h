@@ -43,6 +43,16 @@ struct TrainingSpec {
   // Every chunk's gradient reduction after the device's last backward
   // (training.grad_reduce_after_flush; sim/schedule/reduce_after_flush.h)
   bool grad_reduce_after_flush = false;
+  // Low-precision formats (sim/model/number_format.h): how FP8 finds its scales, whether the
+  // weights are kept and gathered only in the format, whether expert dispatch sends it, and
+  // the GPU's peak in the format (0 for the 16- and 32-bit ones, which run at peak_flops).
+  proto::Training::Fp8Scaling fp8_scaling = proto::Training::CURRENT;
+  bool fp8_param_gather = false;
+  bool fp8_dispatch = false;
+  double format_peak_flops = 0;
+  // Megatron-Core's default (training.grad_bucket_mb unset): only the first model chunk (the
+  // first pipeline stage's first chunk) reduces in buckets, the others in one block each.
+  bool buckets_first_chunk_only = false;
 };
 
 // Offload to host memory (schedule.offload). `stages` holds the policy's choice: every stage

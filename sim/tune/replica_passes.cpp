@@ -33,7 +33,9 @@ PassCollectives pass_collectives(const ResolvedScenario& setup, const StageCost&
     const std::vector<int32_t> group = gpus.tensor_group(device);
     double bytes = forward ? cost.tp_fwd_bytes_per_sample : cost.tp_bwd_bytes_per_sample;
     int32_t count = forward ? cost.tp_fwd_collectives : cost.tp_bwd_collectives;
-    if (!forward && cost.tp_bwd_hidden_collectives > 0) {
+    // As the Program holds them (sim/schedule/tensor_parallel.h): a zero-bubble input gradient
+    // runs its collectives as one block, a whole backward hides some under its weight gradients.
+    if (!forward && cost.tp_bwd_hidden_collectives > 0 && !is_zero_bubble(setup.schedule.kind)) {
       const double hidden = cost.tp_bwd_hidden_bytes_per_sample * samples;
       const int32_t n = cost.tp_bwd_hidden_collectives;
       p.tensor_hidden_share = cost.tp_bwd_hidden_share;

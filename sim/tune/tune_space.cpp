@@ -90,7 +90,8 @@ TuneSpace default_space(const ResolvedScenario& base) {
   TuneSpace space;
   const int64_t gpus = static_cast<int64_t>(base.cluster.devices.size());
   const int32_t layers = static_cast<int32_t>(base.model.layers.size());
-  space.tensor_parallel = powers_of_two_up_to(std::min<int64_t>(base.cluster.gpus_per_node, gpus));
+  space.tensor_parallel = powers_of_two_up_to(std::min<int64_t>(
+      int64_t{base.cluster.gpus_per_node} * base.cluster.nvlink_domain_nodes, gpus));
   space.context_parallel = {1};
   if (base.zoo && has_attention_exchange(base) && base.zoo->seq_len() >= 8192) {
     space.context_parallel = powers_of_two_up_to(std::min<int64_t>(16, base.zoo->seq_len() / 4096));

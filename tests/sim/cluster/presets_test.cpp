@@ -18,7 +18,7 @@ void expect_link_complete(const proto::Link& link, const std::string& what) {
 
 TEST(ClusterPresets, EveryPresetSetsEveryField) {
   const auto names = cluster_preset_names();
-  ASSERT_EQ(names.size(), 6u);
+  ASSERT_EQ(names.size(), 9u);
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     const std::optional<proto::Cluster> c = cluster_preset(name);
@@ -86,6 +86,34 @@ TEST(ClusterPresets, KnownFigures) {
   EXPECT_EQ(h200.gpu().gemm_efficiency().sm_count(), 132);
   EXPECT_EQ(a100.gpu().gemm_efficiency().sm_count(), 108);
 
+  // FP8 at twice BF16 from Hopper on; Blackwell's block-scaled MXFP8 at the same rate and NVFP4
+  // at four times BF16 (six times on GB300); NVLink 5 at 900 GB/s each way.
+  EXPECT_DOUBLE_EQ(h100.gpu().peak_tflops_fp8(), 1979);
+  EXPECT_DOUBLE_EQ(h200.gpu().peak_tflops_fp8(), 1979);
+  EXPECT_DOUBLE_EQ(h800.gpu().peak_tflops_fp8(), 1979);
+  EXPECT_FALSE(h100.gpu().has_peak_tflops_mxfp8());
+  EXPECT_FALSE(a100.gpu().has_peak_tflops_fp8());
+  const proto::Cluster b200 = *cluster_preset("dgx-b200");
+  EXPECT_EQ(b200.gpus_per_node(), 8);
+  EXPECT_DOUBLE_EQ(b200.gpu().peak_tflops(), 2250);
+  EXPECT_DOUBLE_EQ(b200.gpu().peak_tflops_fp8(), 4500);
+  EXPECT_DOUBLE_EQ(b200.gpu().peak_tflops_mxfp8(), 4500);
+  EXPECT_DOUBLE_EQ(b200.gpu().peak_tflops_nvfp4(), 9000);
+  EXPECT_DOUBLE_EQ(b200.intra_node().bandwidth_gbytes_per_s(), 900);
+  EXPECT_EQ(b200.nvlink_domain_nodes(), 1);
+  for (const char* rack : {"gb200-nvl72", "gb300-nvl72"}) {
+    const proto::Cluster c = *cluster_preset(rack);
+    EXPECT_EQ(c.gpus_per_node(), 4) << rack;                             // a compute tray
+    EXPECT_EQ(c.gpus_per_node() * c.nvlink_domain_nodes(), 72) << rack;  // a rack
+    EXPECT_DOUBLE_EQ(c.gpu().peak_tflops(), 2450) << rack;
+    EXPECT_DOUBLE_EQ(c.gpu().peak_tflops_mxfp8(), 4900) << rack;
+    EXPECT_DOUBLE_EQ(c.intra_node().bandwidth_gbytes_per_s(), 900) << rack;
+  }
+  EXPECT_DOUBLE_EQ(cluster_preset("gb200-nvl72")->gpu().peak_tflops_nvfp4(), 9800);
+  EXPECT_DOUBLE_EQ(cluster_preset("gb300-nvl72")->gpu().peak_tflops_nvfp4(), 14700);
+  EXPECT_DOUBLE_EQ(cluster_preset("gb200-nvl72")->inter_node().bandwidth_gbytes_per_s(), 50);
+  EXPECT_DOUBLE_EQ(cluster_preset("gb300-nvl72")->inter_node().bandwidth_gbytes_per_s(), 100);
+
   // The PCIe box has no NVLink: its GPUs talk at host-link speed.
   const proto::Cluster pcie = *cluster_preset("pcie-8xa100");
   EXPECT_DOUBLE_EQ(pcie.intra_node().bandwidth_gbytes_per_s(),
@@ -94,7 +122,7 @@ TEST(ClusterPresets, KnownFigures) {
 }
 
 TEST(ClusterPresets, UnknownNameIsNullopt) {
-  EXPECT_FALSE(cluster_preset("dgx-b200").has_value());
+  EXPECT_FALSE(cluster_preset("dgx-b300").has_value());
   EXPECT_FALSE(cluster_preset("").has_value());
   EXPECT_FALSE(cluster_preset("DGX-A100").has_value());
 }

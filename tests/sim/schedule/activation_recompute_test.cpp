@@ -119,6 +119,7 @@ TEST(ActivationRecompute, FullRecomputationAddsTheBlocksForwardsToTheIteration) 
           gpt(1, 3, tp, recompute, {"training.microbatches=1", "training.global_batch=2"});
       setup.cluster.intra_node = {1e30, 0};
       setup.cluster.inter_node = {1e30, 0};
+      setup.cluster.collectives.model = CollectivesSpec::Model::kTextbook;  // no NCCL latencies
       return makespan(run_analytic(build_program(setup), setup.cluster));
     };
     const ResolvedScenario none = gpt(1, 3, tp, "NONE");

@@ -50,6 +50,7 @@ ResolvedScenario gpt(int32_t cp, Algorithm algorithm, const LinkSpec& link, int 
   setup.schedule.stages = stages;
   setup.cluster.intra_node = link;
   setup.cluster.inter_node = link;
+  setup.cluster.collectives.model = CollectivesSpec::Model::kTextbook;  // the links' closed forms
   return setup;
 }
 

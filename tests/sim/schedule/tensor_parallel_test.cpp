@@ -34,6 +34,7 @@ ResolvedScenario gpt(int stages, int blocks, int microbatches, int tp, bool free
   if (free_links) {
     setup.cluster.intra_node = {1e30, 0};
     setup.cluster.inter_node = {1e30, 0};
+    setup.cluster.collectives.model = CollectivesSpec::Model::kTextbook;  // no NCCL latencies
   }
   return setup;
 }
@@ -167,9 +168,11 @@ TEST(TensorParallel, GradOverlapRunsInputGradientReducesUnderTheWeightGradients)
       {"training.recompute=FULL", 3, {{Op::kAllreduce, 5}, {Op::kAllreduce, 4}}}};
   for (const Case& c : cases) {
     SCOPED_TRACE(c.set);
+    // Textbook rings, whose reduce-scatter and all-gather together cost an all-reduce.
+    const std::string rings = "cluster.collectives.model=TEXTBOOK";
     const ResolvedScenario setup =
-        gpt(1, 2, 1, tp, false, {c.set, "training.tensor_parallel_grad_overlap=true"});
-    const ResolvedScenario plain = gpt(1, 2, 1, tp, false, {c.set});
+        gpt(1, 2, 1, tp, false, {c.set, "training.tensor_parallel_grad_overlap=true", rings});
+    const ResolvedScenario plain = gpt(1, 2, 1, tp, false, {c.set, rings});
     const Program p = build_program(setup), q = build_program(plain);
     const ExecutionTimes t = run_analytic(p, setup.cluster), u = run_analytic(q, plain.cluster);
     const auto bwd_and_its_collectives = [](const Program& program) {
@@ -276,7 +279,7 @@ TEST(TensorParallelCli, BadSettingsNameTheField) {
   const struct {
     std::string set, problem;
   } cases[] = {
-      {"training.tensor_parallel=3", "must divide the node's 8"},
+      {"training.tensor_parallel=3", "must divide the NVLink domain's 8"},
       {"training.tensor_parallel=0", "must be positive"},
       {"training.sequence_parallel=true", "set training.tensor_parallel above 1"},
   };

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
+#include "sim/network/nccl_collective.h"
 #include "sim/network/network_model.h"
 #include "two_node_cluster.h"
 
@@ -16,7 +19,8 @@ using testing::kInfiniBand;
 using testing::kNvLink;
 using testing::plain_cluster;
 
-void expect_simgrid_matches_closed_form(Collective kind) {
+void expect_simgrid_matches_closed_form(Collective kind,
+                                        std::optional<CollectivesSpec::Pinned> nccl = {}) {
   struct Case {
     int nodes, per_node;
     std::vector<int32_t> group;
@@ -28,7 +32,10 @@ void expect_simgrid_matches_closed_form(Collective kind) {
       {2, 3, {0, 3, 1, 4, 2, 5}},
   };
   for (const Case& c : cases) {
-    const ClusterSpec cluster = plain_cluster(c.nodes, c.per_node, kNvLink, kInfiniBand);
+    ClusterSpec cluster = plain_cluster(c.nodes, c.per_node, kNvLink, kInfiniBand);
+    if (nccl) {
+      cluster.collectives = {CollectivesSpec::Model::kNccl, *nccl, GpuGeneration::kHopper};
+    }
     const int64_t bytes = 3 * 1000 * 1000 + 7;  // chunks rounded up
     const CollectiveSchedule flows = collective_flows(cluster, kind, c.group, bytes, 2);
     const double closed_form = collective_seconds(cluster, kind, c.group, bytes, 2);
@@ -41,6 +48,29 @@ void expect_simgrid_matches_closed_form(Collective kind) {
       EXPECT_GT(closed_form, 0);
       EXPECT_NEAR(simulate_collective(cluster, c.group, flows, settings), closed_form,
                   1e-9 * closed_form);
+    }
+    if (nccl) {  // the closed form is NCCL's time, twice (to the bytes the flows round up)
+      const NcclCollective collective = kind == Collective::kAllGather ? NcclCollective::kAllGather
+                                        : kind == Collective::kReduceScatter
+                                            ? NcclCollective::kReduceScatter
+                                            : NcclCollective::kAllReduce;
+      const NcclChoice choice =
+          nccl_collective_choice(cluster, collective, c.group, (bytes + 1) / 2);
+      EXPECT_NEAR(closed_form, 2 * choice.seconds, 1e-6 * closed_form);
+    }
+  }
+}
+
+// Collectives as NCCL picks and prices them, each algorithm pinned in turn: SimGrid's flows take
+// the model's time.
+TEST(CollectiveProbe, ExactNcclCollectivesAreNcclsTimes) {
+  using Pinned = CollectivesSpec::Pinned;
+  for (Pinned pinned : {Pinned::kAuto, Pinned::kRing, Pinned::kTree, Pinned::kNvls,
+                        Pinned::kNvlsTree, Pinned::kPat}) {
+    SCOPED_TRACE(static_cast<int>(pinned));
+    for (Collective kind :
+         {Collective::kAllReduceRing, Collective::kReduceScatter, Collective::kAllGather}) {
+      expect_simgrid_matches_closed_form(kind, pinned);
     }
   }
 }
