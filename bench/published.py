@@ -47,7 +47,22 @@ Sources:
   H800  DeepSeek-V3 technical report, arXiv:2412.19437: 180K H800 GPU hours per trillion
         tokens on 2048 GPUs (PP 16 with DualPipe, EP 64, no TP), batch 15360 of 4096 tokens.
         Predicted with the H100's fitted efficiency (the H800 has the H100's compute); the
-        report trains its GEMMs in FP8, which pipetwin costs as BF16.
+        report trains its GEMMs in FP8 with tile scales; this row still simulates BF16
+        (training.precision=FP8_BLOCKWISE is the what-if).
+
+  FP8   NVIDIA's DGX Cloud benchmarking recipes (github.com/NVIDIA/dgxc-benchmarking, tags
+        v25.03 and v25.05.05, README "Expected Performance" tables, NeMo 24.12 and 25.04): the
+        same Llama 3.1 layout run in BF16 and in FP8 (current scaling), seconds per step; the
+        row is the FP8 speedup, BF16 time over FP8 time, and its error is in points of it.
+        Nothing is fitted on them: the H100 rows run on the preset's GEMM curve (its
+        peak_fraction fitted once on bench/data's cuBLAS GEMMs), the GB200 row on the curve
+        fitted below.
+  GB200 MLPerf Training v5.0, Llama 3.1 405B, NVIDIA's 256-GB200 submission (training_results_
+        v5.0/NVIDIA, the run's logged train_step_time): 19.15 s per step, FP8, TP 4, PP 8 with
+        8 virtual stages, CP 2, 448 sequences of 8192 tokens (scenarios/llama3-405b-fp8-gb200-
+        256gpu.textproto). Fitted: the GB200 curve's peak_fraction. Predicted from it: the
+        512-H100 submission (55.1 s, the H100 curve as shipped, scenarios/llama3-405b-fp8-h100-
+        512gpu.textproto) and the GB200 FP8/BF16 pair above.
 
   Memory: ZeRO, Rajbhandari et al., SC'20, table 1 (and figure 1): the memory per GPU of
         the model states of a 7.5B and a 128B model, mixed-precision Adam, under ZeRO stages
@@ -66,7 +81,7 @@ With --gemm-shapes the fitted number per GPU type is the GEMM curve's peak_fract
 roofline, docs/models.md) instead of the flat efficiency; everything else is the same.
 
     bench/published.py [build/pipetwin] [--engine analytic|simgrid] [--gemm-shapes]
-                       [--nvlink-share S] [--no-grad-overlap]
+                       [--nvlink-share S] [--no-grad-overlap] [--only-2026]
 """
 import argparse
 import json
@@ -391,6 +406,86 @@ def memory_rows(args, errors):
                   (billions, dp, stage, published[stage - 1], gb, 100 * error))
 
 
+# The FP8/BF16 pairs: model, GPU, config, nodes, TP, PP, CP, virtual stages, batch, published
+# BF16 and FP8 seconds per step, source.
+FP8_PAIRS = [
+    ("Llama 3.1 8B", "H100", "llama3-8b.json", 1, 1, 1, 2, 1, 128, 12.78, 9.44, "dgxc v25.03"),
+    ("Llama 3.1 70B", "H100", "llama3-70b.json", 8, 4, 4, 2, 5, 128, 14.61, 10.46, "dgxc v25.03"),
+    ("Llama 3.1 405B", "H100", "llama3.1-405b.json", 64, 8, 8, 2, 8, 256, 19.81, 13.02,
+     "dgxc v25.05.05"),
+    ("Llama 3.1 405B", "GB200", "llama3.1-405b.json", 32, 4, 8, 2, 8, 64, 9.347, 6.131,
+     "dgxc v25.05.05"),
+]
+MLPERF_H100 = os.path.join(ROOT, "scenarios", "llama3-405b-fp8-h100-512gpu.textproto")
+MLPERF_GB200 = os.path.join(ROOT, "scenarios", "llama3-405b-fp8-gb200-256gpu.textproto")
+
+
+def run_curve(args, scenario, sets):
+    """A 2026 row: timed on the GPU's GEMM curve (the fitted number is its peak_fraction)."""
+    shapes = args.gemm_shapes
+    args.gemm_shapes = False
+    try:
+        return run(args, scenario, sets)
+    finally:
+        args.gemm_shapes = shapes
+
+
+def pair_step(args, row, precision, gb200_fraction):
+    model, gpu, config, nodes, tp, pp, cp, vp, batch, *_ = row
+    dp = nodes * (4 if gpu == "GB200" else 8) // (tp * pp * cp)
+    sets = ["model.hf_config=models/" + config, "cluster.nodes=%d" % nodes,
+            "training.global_batch=%d" % batch, "training.data_parallel=%d" % dp,
+            "training.microbatches=%d" % (batch // dp), "training.tensor_parallel=%d" % tp,
+            "training.sequence_parallel=%s" % ("true" if tp > 1 else "false"),
+            "training.context_parallel=%d" % cp, "training.context_parallel_algorithm=RING",
+            "schedule.stages=%d" % pp, "training.fp8_param_gather=false",
+            "training.precision=" + precision]
+    if precision == "BF16":
+        sets.append("training.mixed_precision=true")
+    if vp > 1:
+        sets += ["schedule.kind=INTERLEAVED_ONE_F_ONE_B", "schedule.virtual_stages=%d" % vp]
+    else:
+        sets += ["schedule.kind=ONE_F_ONE_B", "schedule.virtual_stages=1"]
+    if gpu == "GB200":
+        sets.append("cluster.gpu.gemm_efficiency.peak_fraction=%g" % gb200_fraction)
+    return run_curve(args, MLPERF_GB200 if gpu == "GB200" else MLPERF_H100, sets)[0]
+
+
+def rows_2026(args, errors):
+    """MLPerf's FP8 Llama 3.1 405B (GB200 fitted, H100 predicted) and the FP8/BF16 pairs."""
+    def gb200_step(fraction):
+        return run_curve(args, MLPERF_GB200,
+                         ["cluster.gpu.gemm_efficiency.peak_fraction=%g" % fraction])[0]
+    gb200 = megatron.bisect(lambda f: -gb200_step(f), -19.15, steps=14)
+    print("\nGB200: gemm_efficiency.peak_fraction %.4f, fitted on MLPerf v5.0's 256-GB200 "
+          "Llama 3.1 405B step (19.15 s)\n" % gb200)
+    print("| source | model | GPUs | published | pipetwin | error |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    step = gb200_step(gb200)
+    print("| MLPerf v5.0 | Llama 3.1 405B FP8 | 256 GB200 | 19.15 s | %.2f s | fitted |" % step)
+    h100 = run_curve(args, MLPERF_H100, [])[0]
+    error = (h100 - 55.1) / 55.1
+    errors.append(("H100 2026", abs(error)))
+    print("| MLPerf v5.0 | Llama 3.1 405B FP8 | 512 H100 | 55.1 s | %.2f s | %+.1f%% |"
+          % (h100, 100 * error))
+    print("\n| source | model | GPUs | TP/PP/CP/VP | batch | published FP8 speedup | pipetwin "
+          "| error (points) | BF16 s | FP8 s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for row in FP8_PAIRS:
+        model, gpu, _, nodes, tp, pp, cp, vp, batch, bf16_s, fp8_s, source = row
+        bf16 = pair_step(args, row, "BF16", gb200)
+        fp8 = pair_step(args, row, "FP8", gb200)
+        published, predicted = bf16_s / fp8_s, bf16 / fp8
+        errors.append(("FP8 pairs", abs(predicted - published)))
+        gpus = nodes * (4 if gpu == "GB200" else 8)
+        print("| %s | %s | %d %s | %d/%d/%d/%d | %d | %.3f | %.3f | %+.1f | %.2f | %.2f |"
+              % (source, model, gpus, gpu, tp, pp, cp, vp, batch, published, predicted,
+                 100 * (predicted - published), bf16, fp8))
+    e = [x for g, x in errors if g == "FP8 pairs"]
+    print("\nFP8 pairs, %d predicted rows: mean |error| %.1f points, largest %.1f points"
+          % (len(e), 100 * sum(e) / len(e), 100 * max(e)))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("pipetwin", nargs="?", default=os.path.join(ROOT, "build", "pipetwin"))
@@ -404,12 +499,17 @@ def main():
                         help="the share of NVLink's line rate NCCL's collectives reach")
     parser.add_argument("--no-grad-overlap", action="store_true",
                         help="every backward's tensor-parallel collectives after it")
+    parser.add_argument("--only-2026", action="store_true",
+                        help="the FP8 and Blackwell rows only (MLPerf v5.0, the FP8/BF16 pairs)")
     args = parser.parse_args()
     megatron.NCCL_NVLINK_SHARE = args.nvlink_share
     if args.no_grad_overlap:
         GRAD_OVERLAP[0] = "false"
     args.scratch = tempfile.mkdtemp(prefix="pipetwin-published-")
     errors = []
+    if args.only_2026:
+        rows_2026(args, errors)
+        return
     if args.only_memory:
         memory_rows(args, errors)
         e = [x for _, x in errors]
@@ -473,6 +573,7 @@ def main():
           "per GPU | %.0f | %+.1f%% | %.2f | %.1f |" % (published, tokens, 100 * error, step, peak))
 
     memory_rows(args, errors)
+    rows_2026(args, errors)
 
     print("\nH100: %s %.4f, fitted on Mixtral-8x22B, 128 GPUs, batch 256" % (fitted, h100))
     for gpu in ("A100", "A100 layer", "A100 step", "H100", "H800", "memory"):

@@ -47,6 +47,9 @@ constexpr int kB300Sms = 160;  // Blackwell Ultra: "up to 160 SMs" (NVIDIA's tec
 // Fitted to one 22B GPT block's forward (0.7121, bench/published.py --gemm-shapes).
 constexpr double kA100PeakFraction = 0.71;
 constexpr double kH100PeakFraction = 0.69;
+// Blackwell: fitted once, to MLPerf Training v5.0's 256-GB200 Llama 3.1 405B step in FP8
+// (bench/published.py --only-2026: 0.5271).
+constexpr double kBlackwellPeakFraction = 0.527;
 
 proto::Cluster dgx_a100() {
   // A100 SXM4 80GB: 312 TFLOPS dense BF16 (624 is with 2:4 sparsity).
@@ -129,7 +132,7 @@ void set_blackwell(proto::Cluster& c, double bf16, double nvfp4, double hbm_gbyt
   g->set_peak_tflops_mxfp8(2 * bf16);
   g->set_peak_tflops_nvfp4(nvfp4);
   g->set_memory_bandwidth_gbytes_per_s(hbm_gbytes_per_s);
-  set_gemm_curve(c, sms, kH100PeakFraction);
+  set_gemm_curve(c, sms, kBlackwellPeakFraction);
   set_link(c.mutable_intra_node(), 900, 3);
   c.mutable_intra_node()->set_kind(proto::NVSWITCH);
 }
