@@ -2,9 +2,9 @@
 // settings that shrink a cluster-sized one (its name says "<N>gpu" with N of 256 or more) to a
 // single replica of 32 microbatches (DualPipe's least on 16 stages), without expert
 // parallelism: for the tests whose property does not depend on the scale, where the full size
-// would take minutes in sanitized builds. The largest (8192 GPUs or more: millions of
-// instructions, seconds to build in Release) are shrunk in every build; their whole step is
-// measured in bench/ (docs/performance.md).
+// would take minutes in sanitized builds. The largest (8192 GPUs or more, or a Program of
+// millions of instructions by sim/resource_limits.h's estimate: seconds to build in Release)
+// are shrunk in every build; their whole step is measured in bench/ (docs/performance.md).
 #pragma once
 
 #include <algorithm>
@@ -13,6 +13,10 @@
 #include <regex>
 #include <string>
 #include <vector>
+
+#include "sim/resource_limits.h"
+#include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/resolve_scenario.h"
 
 namespace pipetwin::testing {
 
@@ -44,7 +48,17 @@ inline int named_gpus(const std::string& name) {
 inline bool cluster_sized(const std::string& name) { return named_gpus(name) >= 256; }
 
 // Too large to simulate whole in the tests of every scenario, in any build.
-inline bool benchmark_sized(const std::string& name) { return named_gpus(name) >= 8192; }
+inline bool benchmark_sized(const std::string& name) {
+  if (named_gpus(name) >= 8192) return true;
+  if (named_gpus(name) < 256) return false;
+  // A published step of hundreds of microbatches over many model chunks (MLPerf's 405B on
+  // 512 GPUs: 14 million instructions).
+  constexpr double kMostInstructions = 4e6;
+  const auto path =
+      std::filesystem::path(PIPETWIN_SOURCE_DIR) / "scenarios" / (name + ".textproto");
+  return estimate_program_size(resolve_scenario(load_scenario(path.string(), {}))).instructions >
+         kMostInstructions;
+}
 
 // The overrides ("path=value") that shrink a cluster-sized scenario to one replica of 32
 // microbatches, and one that splits its sequences ("-cp<N>" in its name, N GPUs per sequence)
