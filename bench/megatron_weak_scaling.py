@@ -49,9 +49,11 @@ import subprocess
 import sys
 
 SCENARIO = "scenarios/megatron-gpt-145b-1536gpu.textproto"
-# The share of an NVLink's line rate that NCCL's collectives reach, and the A100's line rate
-# (GB/s each way, the dgx-a100 preset's).
-NCCL_NVLINK_SHARE = 0.8
+# The share of an NVLink's line rate the collectives are given, and the A100's line rate (GB/s
+# each way, the dgx-a100 preset's). 1: the GPU presets price collectives with NCCL's own tuning
+# model, whose channel graphs take NCCL's share of the line rate (docs/network.md); with
+# textbook rings (cluster.collectives.model=TEXTBOOK) 0.8 stood for it.
+NCCL_NVLINK_SHARE = 1.0
 A100_NVLINK = 300
 
 

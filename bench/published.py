@@ -6,9 +6,8 @@ and the error. One number is fitted per GPU type, on one row (marked "fitted"): 
 efficiency (model.zoo.efficiency). Every other row is a prediction. Memory-bound kernels and
 the optimizer step run at 80% of the GPU's memory bandwidth (model.zoo.memory_efficiency 0.8,
 assumed, not fitted).
-NVLink runs at 80% of its line rate, what NCCL's collectives move over it (its protocol
-overhead, about 20% by its maintainers' account in github.com/NVIDIA/nccl-tests/issues/212;
-assumed, not fitted). Megatron-Core and the Megatron-LM of Korthikanti et al. run a backward's
+Collectives are NCCL's choice and NCCL's time by its tuning model, as the GPU presets set
+(docs/network.md): its channel graphs take NCCL's own share of NVLink's line rate. Megatron-Core and the Megatron-LM of Korthikanti et al. run a backward's
 tensor-parallel collectives under its weight-gradient GEMMs
 (training.tensor_parallel_grad_overlap); the Megatron-LM of the SC'21 table and Meta's
 Llama 3 rows (whose framework is not public) are simulated without.
@@ -62,7 +61,10 @@ Sources:
         8 virtual stages, CP 2, 448 sequences of 8192 tokens (scenarios/llama3-405b-fp8-gb200-
         256gpu.textproto). Fitted: the GB200 curve's peak_fraction. Predicted from it: the
         512-H100 submission (55.1 s, the H100 curve as shipped, scenarios/llama3-405b-fp8-h100-
-        512gpu.textproto) and the GB200 FP8/BF16 pair above.
+        512gpu.textproto), the GB200 FP8/BF16 pair above, and DeepSeek-V3 in MXFP8 on 256
+        GB200s as NVIDIA's Megatron-Bridge 26.08 performance summary runs it (TP 1, PP 4 with
+        4 virtual stages, EP 64, 4096 sequences of 4096 tokens, 4912 tokens/s per GPU;
+        scenarios/deepseek-v3-mxfp8-gb200-256gpu.textproto, Megatron-Core's rank order).
 
   Memory: ZeRO, Rajbhandari et al., SC'20, table 1 (and figure 1): the memory per GPU of
         the model states of a 7.5B and a 128B model, mixed-precision Adam, under ZeRO stages
@@ -418,6 +420,7 @@ FP8_PAIRS = [
 ]
 MLPERF_H100 = os.path.join(ROOT, "scenarios", "llama3-405b-fp8-h100-512gpu.textproto")
 MLPERF_GB200 = os.path.join(ROOT, "scenarios", "llama3-405b-fp8-gb200-256gpu.textproto")
+DEEPSEEK_GB200 = os.path.join(ROOT, "scenarios", "deepseek-v3-mxfp8-gb200-256gpu.textproto")
 
 
 def run_curve(args, scenario, sets):
@@ -468,6 +471,13 @@ def rows_2026(args, errors):
     errors.append(("H100 2026", abs(error)))
     print("| MLPerf v5.0 | Llama 3.1 405B FP8 | 512 H100 | 55.1 s | %.2f s | %+.1f%% |"
           % (h100, 100 * error))
+    step = run_curve(args, DEEPSEEK_GB200,
+                     ["cluster.gpu.gemm_efficiency.peak_fraction=%g" % gb200])[0]
+    tokens = 4096 * 4096 / step / 256
+    error = (tokens - 4912) / 4912
+    errors.append(("GB200", abs(error)))
+    print("| Megatron-Bridge 26.08 | DeepSeek-V3 MXFP8 | 256 GB200 | 4912 tokens/s per GPU "
+          "| %.0f | %+.1f%% |" % (tokens, 100 * error))
     print("\n| source | model | GPUs | TP/PP/CP/VP | batch | published FP8 speedup | pipetwin "
           "| error (points) | BF16 s | FP8 s |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -576,7 +586,8 @@ def main():
     rows_2026(args, errors)
 
     print("\nH100: %s %.4f, fitted on Mixtral-8x22B, 128 GPUs, batch 256" % (fitted, h100))
-    for gpu in ("A100", "A100 layer", "A100 step", "H100", "H800", "memory"):
+    for gpu in ("A100", "A100 layer", "A100 step", "H100", "H800", "H100 2026", "GB200",
+                "memory"):
         e = [x for g, x in errors if g == gpu]
         print("%s, %d predicted rows: mean |error| %.1f%%, largest %.1f%%" %
               (gpu, len(e), 100 * sum(e) / len(e), 100 * max(e)))

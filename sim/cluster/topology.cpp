@@ -20,8 +20,21 @@ int32_t Topology::add_link(std::string name, double bandwidth, double latency, b
 // - leaf: per leaf switch, its split-duplex uplink to the spine (FAT_TREE), carrying
 //   (NICs under the leaf x NIC bandwidth) / oversubscription;
 // - host: per group of gpus_per_host_link GPUs, the split-duplex PCIe link to the host.
+namespace {
+
+void place_devices(const ClusterSpec& cluster, std::vector<int32_t>& node,
+                   std::vector<int32_t>& local) {
+  for (const DeviceSpec& d : cluster.devices) {
+    node.push_back(d.node);
+    local.push_back(d.slot >= 0 ? d.slot : d.id % cluster.gpus_per_node);
+  }
+}
+
+}  // namespace
+
 Topology Topology::shared(const ClusterSpec& cluster) {
   Topology t;
+  place_devices(cluster, t.node_, t.local_);
   t.num_devices_ = static_cast<int32_t>(cluster.devices.size());
   t.nodes_ = cluster.nodes;
   t.gpus_per_node_ = cluster.gpus_per_node;
@@ -96,6 +109,7 @@ Topology Topology::shared(const ClusterSpec& cluster) {
 Topology Topology::dedicated(const ClusterSpec& cluster,
                              const std::vector<std::pair<int32_t, int32_t>>& pairs) {
   Topology t;
+  place_devices(cluster, t.node_, t.local_);
   t.dedicated_ = true;
   t.num_devices_ = static_cast<int32_t>(cluster.devices.size());
   t.nodes_ = cluster.nodes;

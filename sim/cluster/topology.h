@@ -60,8 +60,8 @@ class Topology {
   int32_t add_link(std::string name, double bandwidth, double latency, bool split_duplex);
   std::vector<LinkHop> device_to_device(int32_t a, int32_t b) const;
   std::vector<LinkHop> device_to_host(int32_t device) const;
-  int32_t local(int32_t device) const { return device % gpus_per_node_; }
-  int32_t node(int32_t device) const { return device / gpus_per_node_; }
+  int32_t local(int32_t device) const { return local_[device]; }
+  int32_t node(int32_t device) const { return node_[device]; }
   int32_t nvlink_domain(int32_t device) const { return node(device) / nvlink_domain_nodes_; }
 
   std::vector<TopologyLink> links_;
@@ -69,6 +69,7 @@ class Topology {
   int32_t nodes_ = 0;
   int32_t gpus_per_node_ = 1;
   int32_t nvlink_domain_nodes_ = 1;
+  std::vector<int32_t> node_, local_;  // per device (training.rank_order may permute them)
   FabricSpec fabric_;
   bool dedicated_ = false;
   // Shared topology: first link index of each family (see topology.cpp).

@@ -44,6 +44,7 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   check_zero_stage(check, setup);
   check_reduce_after_flush(check, setup);
   check_context_parallel(check, setup);
+  place_ranks(check, s, setup);
   // Measured layers (profile, calibrate) hold their memory-bound kernels' time already.
   if (s.model().has_zoo() && s.model().zoo().memory_efficiency() != 0 &&
       s.model().layers_size() == 0) {

@@ -252,4 +252,28 @@ void add_expert_parallel(const ScenarioChecker& check, const proto::Scenario& s,
   apply_expert_parallel(setup.model, ep, s.model().zoo().utilization_half_batch());
 }
 
+void place_ranks(const ScenarioChecker& check, const proto::Scenario& s, ResolvedScenario& setup) {
+  if (s.training().rank_order() != proto::Training::TP_CP_EP_DP_PP) return;
+  if (!setup.schedule.stage_replicas.empty() || setup.schedule.kind == proto::PIPEFB ||
+      setup.freeze.enabled) {
+    check.fail("training.rank_order",
+               "places tensor, context, data and pipeline groups; not with replicated stages "
+               "(schedule.stage_replicas), PIPEFB or freeze, which place stages themselves");
+  }
+  const TrainingSpec& t = setup.training;
+  const int64_t tp = t.tensor_parallel, cp = t.context_parallel, pp = setup.schedule.stages,
+                dp = t.data_parallel, g = setup.cluster.gpus_per_node;
+  const int64_t used = tp * cp * pp * dp;
+  if (used > static_cast<int64_t>(setup.cluster.devices.size())) return;  // reported elsewhere
+  // Device d is (tp, cp, stage, replica), tensor innermost; Megatron-Core's rank of the same
+  // GPU puts the replica before the stage.
+  for (int64_t d = 0; d < used; ++d) {
+    const int64_t inner = d % (tp * cp), stage = d / (tp * cp) % pp, replica = d / (tp * cp * pp);
+    const int64_t rank = inner + tp * cp * (replica + dp * stage);
+    DeviceSpec& device = setup.cluster.devices[d];
+    device.node = static_cast<int>(rank / g);
+    device.slot = static_cast<int>(rank % g);
+  }
+}
+
 }  // namespace pipetwin

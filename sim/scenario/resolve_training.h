@@ -26,4 +26,8 @@ void check_reduce_after_flush(const ScenarioChecker& check, const ResolvedScenar
 void add_expert_parallel(const ScenarioChecker& check, const proto::Scenario& s,
                          ResolvedScenario& setup);
 
+// training.rank_order TP_CP_EP_DP_PP: each used device's node and place in it as Megatron-Core
+// orders its ranks (the devices keep their numbers).
+void place_ranks(const ScenarioChecker& check, const proto::Scenario& s, ResolvedScenario& setup);
+
 }  // namespace pipetwin

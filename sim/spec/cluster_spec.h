@@ -19,6 +19,7 @@ struct DeviceSpec {
   std::string name;  // "gpu3" (global index)
   double peak_flops = 0;
   double memory_bytes = 0;
+  int slot = -1;  // its place among its node's GPUs; -1: id mod gpus_per_node
 };
 
 // How links are wired (used by the simgrid engine; see sim/cluster/topology.h).

@@ -11,6 +11,7 @@
 #include "sim/build_program.h"
 #include "sim/cluster/topology.h"
 #include "sim/exec/program_collectives.h"
+#include "sim/program/program.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/spec/errors.h"
@@ -74,6 +75,58 @@ TEST(NvlinkDomain, WithoutTheDomainTheSameGroupsCrossTheTrays) {
                  "training.data_parallel=16", "training.global_batch=128"});
   EXPECT_GT(crossing, 0);
   EXPECT_LT(crossing, all);  // a tray's 4 GPUs still share NVLink
+}
+
+// Expert all-to-alls (TP 4, EP 16) with two pipeline stages on 32 trays, 16 per domain:
+// pipetwin's order puts a replica's two stages on consecutive GPUs, so each expert group of 16
+// replicas spans both domains; Megatron-Core's (tp-cp-ep-dp-pp) puts a stage's replicas together,
+// each expert group inside one domain.
+int crossing_all_to_all_flows(const std::string& order) {
+  const ResolvedScenario setup = resolve_scenario(parse_scenario(
+      kMoeOnTrays, "moe", ".", false,
+      {"cluster.nodes=32", "cluster.nvlink_domain_nodes=16", "training.tensor_parallel=4",
+       "training.data_parallel=16", "training.expert_parallel=16", "model.zoo.moe.experts=16",
+       "training.global_batch=64", "schedule.stages=2", "training.rank_order=" + order}));
+  const Program p = build_program(setup);
+  const Topology topology = Topology::shared(setup.cluster);
+  int crossing = 0;
+  for (int32_t g = 0; g < p.num_groups(); ++g) {
+    if (p.instructions[p.members_of_group(g).front()].op != Op::kAllToAll) continue;
+    for (const FlowPhase& phase : group_flows(p, setup.cluster, g)) {
+      for (const PointFlow& flow : phase.flows) {
+        crossing += !setup.cluster.same_nvlink_domain(flow.from, flow.to);
+        for (const LinkHop& hop : topology.route(flow.from, flow.to)) {
+          if (topology.links()[hop.link].name.rfind("nic", 0) == 0) {
+            EXPECT_FALSE(setup.cluster.same_nvlink_domain(flow.from, flow.to));
+          }
+        }
+      }
+    }
+  }
+  return crossing;
+}
+
+TEST(NvlinkDomain, MegatronsRankOrderKeepsExpertGroupsInsideTheDomain) {
+  EXPECT_GT(crossing_all_to_all_flows("TP_CP_PP_DP"), 0);
+  EXPECT_EQ(crossing_all_to_all_flows("TP_CP_EP_DP_PP"), 0);
+}
+
+// The placement permutes nodes only: the same device numbers, the same Program, every node
+// holding gpus_per_node devices.
+TEST(NvlinkDomain, MegatronsRankOrderPermutesTheNodesOfTheSameDevices) {
+  const ResolvedScenario setup = resolve_scenario(
+      parse_scenario(kMoeOnTrays, "moe", ".", false,
+                     {"schedule.stages=2", "training.data_parallel=4", "training.expert_parallel=4",
+                      "training.global_batch=32", "training.rank_order=TP_CP_EP_DP_PP"}));
+  std::vector<int> per_node(16, 0);
+  for (const DeviceSpec& d : setup.cluster.devices) {
+    ASSERT_LT(d.node, 16);
+    ++per_node[d.node];
+  }
+  for (int n : per_node) EXPECT_EQ(n, 4);
+  // Device 8 (stage 1 of replica 0, TP 8) is Megatron's rank 32: tray 8.
+  EXPECT_EQ(setup.cluster.devices[8].node, 8);
+  EXPECT_EQ(setup.cluster.devices[8].slot, 0);
 }
 
 TEST(NvlinkDomain, TensorParallelismMaySpanTheDomain) {
