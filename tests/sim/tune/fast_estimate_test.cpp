@@ -62,6 +62,28 @@ TEST(FastEstimate, EqualsTheEngineOnOneReplica) {
   EXPECT_EQ(checked, 56);  // DualPipe's included
 }
 
+// The low-precision formats change the passes' costs, the casts and the memory per parameter:
+// the fast evaluator reads them as the engine does.
+TEST(FastEstimate, EqualsTheEngineInTheLowPrecisionFormats) {
+  for (const char* precision : {"FP8", "FP8_BLOCKWISE"}) {
+    for (const char* kind : {"ONE_F_ONE_B", "ZB_H1"}) {
+      const ResolvedScenario setup = resolve_scenario(
+          shipped("gpt-8gpu-1f1b", {std::string("training.precision=") + precision,
+                                    std::string("schedule.kind=") + kind, "schedule.stages=4",
+                                    "training.tensor_parallel=2", "training.data_parallel=1",
+                                    "training.microbatches=8", "training.global_batch=16",
+                                    "model.zoo.memory_efficiency=0.8"}));
+      const std::optional<FastEstimate> fast = estimate_fast(setup);
+      ASSERT_TRUE(fast.has_value()) << precision << " " << kind;
+      const TunePoint reference = engine(setup);
+      EXPECT_NEAR(fast->iteration_time_s, reference.iteration_time_s,
+                  1e-6 * reference.iteration_time_s)
+          << precision << " " << kind;
+      EXPECT_EQ(fast->peak_memory_bytes, reference.peak_memory_bytes) << precision << " " << kind;
+    }
+  }
+}
+
 // Gradient buckets over data-parallel replicas, context parallelism's exchanges, expert
 // all-to-alls and ZeRO-3's gathers meet other collectives on the engine's lanes, which the
 // fast evaluator prices each alone, and DualPipe posts its receives in the order its data is
