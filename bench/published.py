@@ -66,6 +66,12 @@ Sources:
         4 virtual stages, EP 64, 4096 sequences of 4096 tokens, 4912 tokens/s per GPU;
         scenarios/deepseek-v3-mxfp8-gb200-256gpu.textproto, Megatron-Core's rank order).
 
+  NCCL  nccl-tests' all-reduce bus bandwidth: NVIDIA's sample output for one DGX H100 (NVLS
+        on; github.com/NVIDIA/dgxc-benchmarking, nccl/README.md) at 16 MiB to 8 GiB, and a full
+        GB200 NVL72 rack (72 GPUs) as CoreWeave measured it (github.com/coreweave/nccl-tests,
+        pull 43; a third party). One all-reduce of the gradients of one layer over the
+        replicas, priced by NCCL's tuning model on the preset; nothing fitted.
+
   Memory: ZeRO, Rajbhandari et al., SC'20, table 1 (and figure 1): the memory per GPU of
         the model states of a 7.5B and a 128B model, mixed-precision Adam, under ZeRO stages
         1, 2 and 3 at data-parallel degrees 4, 16 and 64. pipetwin simulates each as 1000
@@ -496,6 +502,51 @@ def rows_2026(args, errors):
           % (len(e), 100 * sum(e) / len(e), 100 * max(e)))
 
 
+# nccl-tests all_reduce_perf bus bandwidth, GB/s: system, preset, nodes, GPUs, bytes, published,
+# source. NVIDIA's sample output of its DGX Cloud benchmarking repository (nccl/README.md, one
+# DGX H100, NVLS on); a full GB200 NVL72 rack as CoreWeave measured it (a third party:
+# github.com/coreweave/nccl-tests/pull/43; NVIDIA publishes none we found).
+NCCL_TESTS = [
+    ("DGX H100", "dgx-h100", 1, 8, 16 << 20, 237.21, "dgxc nccl/README.md"),
+    ("DGX H100", "dgx-h100", 1, 8, 128 << 20, 400.53, "dgxc nccl/README.md"),
+    ("DGX H100", "dgx-h100", 1, 8, 1 << 30, 466.33, "dgxc nccl/README.md"),
+    ("DGX H100", "dgx-h100", 1, 8, 8 << 30, 480.16, "dgxc nccl/README.md"),
+    ("GB200 NVL72", "gb200-nvl72", 18, 72, 1 << 30, 681.17, "CoreWeave"),
+    ("GB200 NVL72", "gb200-nvl72", 18, 72, 8 << 30, 834.57, "CoreWeave"),
+]
+
+
+def allreduce_busbw(args, preset, nodes, gpus, size):
+    """One all-reduce of `size` bytes over `gpus` data-parallel replicas: the gradients of one
+    layer in BF16 (2 bytes per parameter, parameter_bytes counting fp32), reduced in one block;
+    nccl-tests' bus bandwidth, 2(n-1)/n x size over the time."""
+    text = ('cluster { preset: "%s" nodes: %d }\n'
+            'model { layers { name: "grads" fwd_ms: 0.001 bwd_ms: 0.001 parameter_bytes: %d } }\n'
+            'training { global_batch: %d microbatches: 1 data_parallel: %d optimizer: SGD '
+            'precision: BF16 mixed_precision: true grad_bucket_mb: 0 }\n'
+            'schedule { kind: ONE_F_ONE_B stages: 1 }\n' % (preset, nodes, 2 * size, gpus, gpus))
+    path = os.path.join(args.scratch, "allreduce.textproto")
+    with open(path, "w") as f:
+        f.write(text)
+    result = subprocess.run([args.pipetwin, "simulate", path, "--json"], capture_output=True,
+                            text=True)
+    if result.returncode != 0:
+        sys.exit("%s: %s" % (path, result.stderr.strip()))
+    seconds = json.loads(result.stdout)["devices"][0]["collective_s"]
+    return 2 * (gpus - 1) / gpus * size / seconds / 1e9
+
+
+def nccl_tests_rows(args, errors):
+    print("\n| source | system | GPUs | bytes | published bus GB/s | pipetwin | error |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for system, preset, nodes, gpus, size, published, source in NCCL_TESTS:
+        busbw = allreduce_busbw(args, preset, nodes, gpus, size)
+        error = (busbw - published) / published
+        errors.append(("nccl-tests", abs(error)))
+        print("| %s | %s | %d | %d MiB | %.2f | %.1f | %+.1f%% |"
+              % (source, system, gpus, size >> 20, published, busbw, 100 * error))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("pipetwin", nargs="?", default=os.path.join(ROOT, "build", "pipetwin"))
@@ -519,6 +570,7 @@ def main():
     errors = []
     if args.only_2026:
         rows_2026(args, errors)
+        nccl_tests_rows(args, errors)
         return
     if args.only_memory:
         memory_rows(args, errors)
@@ -584,10 +636,11 @@ def main():
 
     memory_rows(args, errors)
     rows_2026(args, errors)
+    nccl_tests_rows(args, errors)
 
     print("\nH100: %s %.4f, fitted on Mixtral-8x22B, 128 GPUs, batch 256" % (fitted, h100))
     for gpu in ("A100", "A100 layer", "A100 step", "H100", "H800", "H100 2026", "GB200",
-                "memory"):
+                "nccl-tests", "memory"):
         e = [x for g, x in errors if g == gpu]
         print("%s, %d predicted rows: mean |error| %.1f%%, largest %.1f%%" %
               (gpu, len(e), 100 * sum(e) / len(e), 100 * max(e)))
