@@ -61,7 +61,9 @@ Sources:
         8 virtual stages, CP 2, 448 sequences of 8192 tokens (scenarios/llama3-405b-fp8-gb200-
         256gpu.textproto). Fitted: the GB200 curve's peak_fraction. Predicted from it: the
         512-H100 submission (55.1 s, the H100 curve as shipped, scenarios/llama3-405b-fp8-h100-
-        512gpu.textproto), the GB200 FP8/BF16 pair above, and DeepSeek-V3 in MXFP8 on 256
+        512gpu.textproto), MLPerf's other 405B runs on 2048 H100s, 512 GB200s, 512 H200s (v5.1,
+        Nebius) and 256 B200s (v5.1, University of Florida), the GB200 FP8/BF16 pair above,
+        and DeepSeek-V3 in MXFP8 on 256
         GB200s as NVIDIA's Megatron-Bridge 26.08 performance summary runs it (TP 1, PP 4 with
         4 virtual stages, EP 64, 4096 sequences of 4096 tokens, 4912 tokens/s per GPU;
         scenarios/deepseek-v3-mxfp8-gb200-256gpu.textproto, Megatron-Core's rank order).
@@ -429,6 +431,36 @@ MLPERF_GB200 = os.path.join(ROOT, "scenarios", "llama3-405b-fp8-gb200-256gpu.tex
 DEEPSEEK_GB200 = os.path.join(ROOT, "scenarios", "deepseek-v3-mxfp8-gb200-256gpu.textproto")
 
 
+# More MLPerf Llama 3.1 405B runs (the runs' logged train_step_time, seconds): round, GPUs,
+# preset, GPUs per node, TP, global batch, published step. All FP8, PP 8 with 8 virtual stages
+# and CP 2 as the 512-H100 and 256-GB200 runs; predicted with the H100 curve as shipped (H200:
+# the same tensor cores) and the GB200's fitted number (B200: the same Blackwell, not fitted).
+MLPERF_MORE = [
+    ("v5.0", 2048, "dgx-h100", 8, 8, 1152, 14.219),
+    ("v5.0", 512, "gb200-nvl72", 4, 4, 896, 19.486),
+    ("v5.1", 512, "dgx-h200", 8, 4, 1152, 50.01),
+    ("v5.1", 256, "dgx-b200", 8, 4, 576, 27.666),
+]
+
+
+def mlperf_more_rows(args, errors, blackwell):
+    for round_, gpus, preset, per_node, tp, batch, published in MLPERF_MORE:
+        dp = gpus // (tp * 8 * 2)
+        sets = ["cluster.preset=" + preset, "cluster.nodes=%d" % (gpus // per_node),
+                "training.tensor_parallel=%d" % tp, "training.data_parallel=%d" % dp,
+                "training.global_batch=%d" % batch, "training.microbatches=%d" % (batch // dp)]
+        gb200 = preset in ("gb200-nvl72", "dgx-b200")
+        if gb200:
+            sets.append("cluster.gpu.gemm_efficiency.peak_fraction=%g" % blackwell)
+        step = run_curve(args, MLPERF_GB200 if gb200 else MLPERF_H100, sets)[0]
+        error = (step - published) / published
+        gpu = {"dgx-h100": "H100", "gb200-nvl72": "GB200", "dgx-h200": "H200",
+               "dgx-b200": "B200"}[preset]
+        errors.append(("H100 2026" if gpu in ("H100", "H200") else "GB200", abs(error)))
+        print("| MLPerf %s | Llama 3.1 405B FP8, TP %d | %d %s | %.2f s | %.2f s | %+.1f%% |"
+              % (round_, tp, gpus, gpu, published, step, 100 * error))
+
+
 def run_curve(args, scenario, sets):
     """A 2026 row: timed on the GPU's GEMM curve (the fitted number is its peak_fraction)."""
     shapes = args.gemm_shapes
@@ -477,6 +509,7 @@ def rows_2026(args, errors):
     errors.append(("H100 2026", abs(error)))
     print("| MLPerf v5.0 | Llama 3.1 405B FP8 | 512 H100 | 55.1 s | %.2f s | %+.1f%% |"
           % (h100, 100 * error))
+    mlperf_more_rows(args, errors, gb200)
     step = run_curve(args, DEEPSEEK_GB200,
                      ["cluster.gpu.gemm_efficiency.peak_fraction=%g" % gb200])[0]
     tokens = 4096 * 4096 / step / 256
