@@ -101,6 +101,19 @@ proto::Cluster dgx_h200() {
   return c;
 }
 
+proto::Cluster h100_roce_24k() {
+  // Llama 3's 24K-GPU training cluster ("The Llama 3 Herd of Models", arXiv:2407.21783, section
+  // 3.3.1): 8 H100s per server on NVLink, one 400 Gb/s RoCE NIC per GPU, a three-layer Clos in
+  // pods of 3,072 GPUs (384 servers) at full bisection, oversubscribed 1:7 above the pods.
+  proto::Cluster c = dgx_h100();
+  c.set_preset("h100-roce-24k");
+  proto::Link* inter = c.mutable_inter_node();
+  inter->set_fabric(proto::FAT_TREE);
+  inter->set_nodes_per_leaf(384);
+  inter->set_oversubscription(7);
+  return c;
+}
+
 proto::Cluster hgx_h800() {
   // H800 SXM5 80GB, the H100 for the Chinese market: the H100's 989 TFLOPS dense BF16 and
   // HBM3, NVLink cut to 400 GB/s total per GPU = 200 each way. The nodes DeepSeek-V3 trained
@@ -218,9 +231,10 @@ struct Preset {
   proto::Cluster (*make)();
 };
 constexpr Preset kPresets[] = {
-    {"dgx-a100", dgx_a100},       {"dgx-h100", dgx_h100},       {"dgx-h200", dgx_h200},
-    {"hgx-h800", hgx_h800},       {"dgx-b200", dgx_b200},       {"gb200-nvl72", gb200_nvl72},
-    {"gb300-nvl72", gb300_nvl72}, {"pcie-8xa100", pcie_8xa100}, {"cpu-host", cpu_host},
+    {"dgx-a100", dgx_a100},       {"dgx-h100", dgx_h100},           {"dgx-h200", dgx_h200},
+    {"hgx-h800", hgx_h800},       {"dgx-b200", dgx_b200},           {"gb200-nvl72", gb200_nvl72},
+    {"gb300-nvl72", gb300_nvl72}, {"h100-roce-24k", h100_roce_24k}, {"pcie-8xa100", pcie_8xa100},
+    {"cpu-host", cpu_host},
 };
 
 }  // namespace

@@ -83,7 +83,9 @@ Topology Topology::shared(const ClusterSpec& cluster) {
         t.add_link(name("nic", n, k), inter.bandwidth_bytes_per_s, inter.latency_s / 2, true);
       }
     }
-    if (t.fabric_.inter == InterNodeFabric::kFatTree) {
+    // At full bisection (oversubscription 1) a leaf's uplink carries what its NICs can send and
+    // never binds: the tree is the flat switch, without links that would only tie.
+    if (t.fabric_.inter == InterNodeFabric::kFatTree && t.fabric_.oversubscription > 1) {
       t.leaf_ = static_cast<int32_t>(t.links_.size());
       const int32_t leaves = (t.nodes_ + t.fabric_.nodes_per_leaf - 1) / t.fabric_.nodes_per_leaf;
       const double uplink = t.fabric_.nodes_per_leaf * t.nics_per_node_ *

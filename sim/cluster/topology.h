@@ -42,6 +42,7 @@ class Topology {
                             const std::vector<std::pair<int32_t, int32_t>>& pairs);
 
   const std::vector<TopologyLink>& links() const { return links_; }
+  bool dedicated() const { return dedicated_; }
   int32_t num_devices() const { return num_devices_; }
   int32_t host_endpoint(int32_t node) const { return num_devices_ + node; }
   // A device's twin endpoint for its data-parallel lane in a dedicated topology.

@@ -50,13 +50,20 @@ std::vector<LinkUsage> link_usage(const Program& program, const ClusterSpec& clu
       member_on.emplace_back(program.instructions[m].device, m);
     }
     std::sort(member_on.begin(), member_on.end());
+    // Dedicated links run a data-parallel group's flows between the devices' twins, as the
+    // SimGrid engine does (Topology::dedicated).
+    const bool twins =
+        topology.dedicated() && program.instructions[member_on.front().second].data_parallel;
+    const auto endpoint = [&](int32_t device) {
+      return twins ? Topology::data_parallel_endpoint(cluster, device) : device;
+    };
     for (const FlowPhase& phase : group_flows(program, cluster, g)) {
       for (const PointFlow& flow : phase.flows) {
         const auto at = std::lower_bound(member_on.begin(), member_on.end(),
                                          std::make_pair(flow.from, INT32_MIN));
         const int32_t i =
             at != member_on.end() && at->first == flow.from ? at->second : member_on.front().second;
-        add(flow.from, flow.to, times.start_s[i], times.end_s[i],
+        add(endpoint(flow.from), endpoint(flow.to), times.start_s[i], times.end_s[i],
             static_cast<double>(phase.repeats) * static_cast<double>(flow.bytes));
       }
     }

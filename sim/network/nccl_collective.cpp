@@ -58,6 +58,11 @@ NcclTopology nccl_topology(const ClusterSpec& cluster, std::span<const int32_t> 
   std::set<int> domains;
   for (int32_t d : group) domains.insert(cluster.devices[d].node / cluster.nvlink_domain_nodes);
   t.nodes = static_cast<int>(domains.size());
+  // A group across the leaves (pods) of an oversubscribed fabric: NCCL's NIC speed is what a
+  // NIC gets of the uplink (ClusterSpec::inter_leaf).
+  bool across_leaves = false;
+  for (int32_t d : group) across_leaves = across_leaves || cluster.across_leaves(group[0], d);
+  const LinkSpec& network = across_leaves ? cluster.inter_leaf : cluster.inter_node;
   const int ppn = std::max(1, t.ranks / t.nodes);
   const bool nvswitch = cluster.fabric.intra == IntraNodeFabric::kNvSwitch;
   const bool nvlink = cluster.fabric.intra != IntraNodeFabric::kPcieSwitch;
@@ -72,7 +77,7 @@ NcclTopology nccl_topology(const ClusterSpec& cluster, std::span<const int32_t> 
     t.ring = t.tree = {channels, speed, speed, nvlink};
     t.runtime_channels = std::min(64, 2 * channels);
   } else {
-    const double net = fitting(inter_speeds(gen), cluster.inter_node.bandwidth_bytes_per_s * gb);
+    const double net = fitting(inter_speeds(gen), network.bandwidth_bytes_per_s * gb);
     if (ppn > 1) {
       // A channel per NIC the node's GPUs reach (rail: one per GPU).
       const int nics = cluster.fabric.nics_per_node > 0 ? cluster.fabric.nics_per_node : ppn;
@@ -92,8 +97,7 @@ NcclTopology nccl_topology(const ClusterSpec& cluster, std::span<const int32_t> 
     const int channels = std::min(32, ppn);
     const double speed = fitting(intra_speeds(gen), intra / (channels + 1));
     const double inter =
-        t.nodes == 1 ? 2 * speed
-                     : fitting(inter_speeds(gen), cluster.inter_node.bandwidth_bytes_per_s * gb);
+        t.nodes == 1 ? 2 * speed : fitting(inter_speeds(gen), network.bandwidth_bytes_per_s * gb);
     t.nvls = {channels, speed, inter, true};
   }
   return t;

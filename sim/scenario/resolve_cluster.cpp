@@ -176,6 +176,8 @@ ClusterSpec resolve_cluster(const ScenarioChecker& check, const LoadedScenario& 
   cluster.host_memory_bytes = (c.has_host_memory_gib() ? c.host_memory_gib() : 512) * kGiB;
   cluster.nodes = c.nodes();
   cluster.fabric = resolve_fabric(check, c);
+  cluster.inter_leaf = {cluster.inter_node.bandwidth_bytes_per_s / cluster.fabric.oversubscription,
+                        cluster.inter_node.latency_s};
   check.positive(true, c.nvlink_domain_nodes(), "cluster.nvlink_domain_nodes");
   if (c.nvlink_domain_nodes() > 1 && c.intra_node().kind() != proto::NVSWITCH) {
     check.fail("cluster.nvlink_domain_nodes",

@@ -80,6 +80,11 @@ struct ClusterSpec {
   int nvlink_domain_nodes = 1;  // nodes per NVLink domain (cluster.nvlink_domain_nodes)
   LinkSpec intra_node;
   LinkSpec inter_node;
+  // Between nodes under different leaves of an oversubscribed FAT_TREE (pods): a NIC's share of
+  // its leaf's uplink when every NIC under the leaf sends out of it at once, inter_node's
+  // bandwidth over the oversubscription. The analytic engine, which sees no contention, times
+  // such flows at it; SimGrid shares the uplink itself.
+  LinkSpec inter_leaf;
   LinkSpec host_link;
   bool has_host_link = false;
   double host_memory_bytes = 0;  // per node: where offloaded activations go
@@ -95,7 +100,12 @@ struct ClusterSpec {
   std::vector<std::string> platform_hosts;
 
   const LinkSpec& link(int a, int b) const {
-    return same_nvlink_domain(a, b) ? intra_node : inter_node;
+    if (same_nvlink_domain(a, b)) return intra_node;
+    return across_leaves(a, b) ? inter_leaf : inter_node;
+  }
+  bool across_leaves(int a, int b) const {
+    return fabric.inter == InterNodeFabric::kFatTree && fabric.oversubscription > 1 &&
+           devices[a].node / fabric.nodes_per_leaf != devices[b].node / fabric.nodes_per_leaf;
   }
   // Devices whose nodes share an NVLink domain (node / nvlink_domain_nodes).
   bool same_nvlink_domain(int a, int b) const {

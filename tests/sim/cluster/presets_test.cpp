@@ -18,7 +18,7 @@ void expect_link_complete(const proto::Link& link, const std::string& what) {
 
 TEST(ClusterPresets, EveryPresetSetsEveryField) {
   const auto names = cluster_preset_names();
-  ASSERT_EQ(names.size(), 9u);
+  ASSERT_EQ(names.size(), 10u);
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     const std::optional<proto::Cluster> c = cluster_preset(name);
@@ -113,6 +113,12 @@ TEST(ClusterPresets, KnownFigures) {
   EXPECT_DOUBLE_EQ(cluster_preset("gb300-nvl72")->gpu().peak_tflops_nvfp4(), 14700);
   EXPECT_DOUBLE_EQ(cluster_preset("gb200-nvl72")->inter_node().bandwidth_gbytes_per_s(), 50);
   EXPECT_DOUBLE_EQ(cluster_preset("gb300-nvl72")->inter_node().bandwidth_gbytes_per_s(), 100);
+
+  // Llama 3's RoCE cluster: pods of 3,072 GPUs, 1:7 above them.
+  const proto::Cluster roce = *cluster_preset("h100-roce-24k");
+  EXPECT_EQ(roce.inter_node().fabric(), proto::FAT_TREE);
+  EXPECT_EQ(roce.inter_node().nodes_per_leaf() * roce.gpus_per_node(), 3072);
+  EXPECT_DOUBLE_EQ(roce.inter_node().oversubscription(), 7);
 
   // The PCIe box has no NVLink: its GPUs talk at host-link speed.
   const proto::Cluster pcie = *cluster_preset("pcie-8xa100");
