@@ -72,7 +72,7 @@ NcclTopology nccl_topology(const ClusterSpec& cluster, std::span<const int32_t> 
   if (t.nodes == 1) {
     // Rings at the fastest speed that fits, as many as the NVLinks carry, then duplicated.
     double speed = fitting(intra_speeds(gen), intra);
-    int channels = std::max(1, std::min(16, static_cast<int>(intra / speed)));
+    int channels = static_cast<int>(std::clamp(std::floor(intra / speed), 1.0, 16.0));
     if (speed >= 25) channels *= 2, speed /= 2;
     t.ring = t.tree = {channels, speed, speed, nvlink};
     t.runtime_channels = std::min(64, 2 * channels);
@@ -139,8 +139,11 @@ CollectiveSchedule nccl_schedule(const ClusterSpec& cluster, NcclCollective coll
   for (size_t k = 0; k < n; ++k) {
     const int32_t from = group[k], to = group[(k + 1) % n];
     const LinkSpec& link = cluster.link(from, to);
+    // Bounded, so that links of any speed (a what-if's "free" ones) give whole byte counts.
+    constexpr double kMostBytes = 1e18;
     phase.flows.push_back(
-        {from, to, std::llround(std::ceil(bandwidth_s * link.bandwidth_bytes_per_s))});
+        {from, to,
+         std::llround(std::min(kMostBytes, std::ceil(bandwidth_s * link.bandwidth_bytes_per_s)))});
     link_latency = std::max(link_latency, link.latency_s);
   }
   phase.overhead_s = std::max(0.0, choice.latency_us * 1e-6 - link_latency);
