@@ -202,8 +202,8 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   layout.devices_per_replica = stage_replicas.devices();
   layout.expert_parallel = setup.training.expert_parallel;
   layout.context_parallel = setup.training.context_parallel;
+  const NumberFormat format = number_format(setup.training.precision, setup.training.fp8_scaling);
   if (setup.training.fp8_param_gather) {
-    const NumberFormat format = number_format(setup.training.precision, setup.training.fp8_scaling);
     layout.weight_gather_bytes_per_gradient_byte =
         format.element_bytes / bytes_per_parameter(setup.training).gradients;
   }
@@ -250,11 +250,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   // training.fp8_dispatch: of a forward's two all-to-alls, the dispatch sends the tokens in the
   // low-precision format and the combine in BF16.
   const double ep_fwd_byte_share =
-      setup.training.fp8_dispatch
-          ? (1 + number_format(setup.training.precision, setup.training.fp8_scaling).element_bytes /
-                     2) /
-                2
-          : 1.0;
+      setup.training.fp8_dispatch ? (1 + format.element_bytes / 2) / 2 : 1.0;
 
   int32_t first = 0;
   for (int32_t c = 0; c < chunks; ++c) {

@@ -69,6 +69,7 @@ NcclTopology nccl_topology(const ClusterSpec& cluster, std::span<const int32_t> 
   const double gb = 1e-9;
   const double intra = cluster.intra_node.bandwidth_bytes_per_s * gb *
                        (nvlink ? nccl_nvlink_fraction(gen) : 48.0 / 63.0);
+  const double net = fitting(inter_speeds(gen), network.bandwidth_bytes_per_s * gb);
   if (t.nodes == 1) {
     // Rings at the fastest speed that fits, as many as the NVLinks carry, then duplicated.
     double speed = fitting(intra_speeds(gen), intra);
@@ -77,7 +78,6 @@ NcclTopology nccl_topology(const ClusterSpec& cluster, std::span<const int32_t> 
     t.ring = t.tree = {channels, speed, speed, nvlink};
     t.runtime_channels = std::min(64, 2 * channels);
   } else {
-    const double net = fitting(inter_speeds(gen), network.bandwidth_bytes_per_s * gb);
     if (ppn > 1) {
       // A channel per NIC the node's GPUs reach (rail: one per GPU).
       const int nics = cluster.fabric.nics_per_node > 0 ? cluster.fabric.nics_per_node : ppn;
@@ -96,36 +96,15 @@ NcclTopology nccl_topology(const ClusterSpec& cluster, std::span<const int32_t> 
     // NVLS: a channel per GPU (at most 32); the head GPU's links carry two, the others one.
     const int channels = std::min(32, ppn);
     const double speed = fitting(intra_speeds(gen), intra / (channels + 1));
-    const double inter =
-        t.nodes == 1 ? 2 * speed : fitting(inter_speeds(gen), network.bandwidth_bytes_per_s * gb);
-    t.nvls = {channels, speed, inter, true};
+    t.nvls = {channels, speed, t.nodes == 1 ? 2 * speed : net, true};
   }
   return t;
 }
 
 NcclChoice nccl_collective_choice(const ClusterSpec& cluster, NcclCollective collective,
                                   std::span<const int32_t> group, int64_t bytes) {
-  std::optional<NcclAlgorithm> pinned;
-  switch (cluster.collectives.pinned) {
-    case CollectivesSpec::Pinned::kRing:
-      pinned = NcclAlgorithm::kRing;
-      break;
-    case CollectivesSpec::Pinned::kTree:
-      pinned = NcclAlgorithm::kTree;
-      break;
-    case CollectivesSpec::Pinned::kNvls:
-      pinned = NcclAlgorithm::kNvls;
-      break;
-    case CollectivesSpec::Pinned::kNvlsTree:
-      pinned = NcclAlgorithm::kNvlsTree;
-      break;
-    case CollectivesSpec::Pinned::kPat:
-      pinned = NcclAlgorithm::kPat;
-      break;
-    case CollectivesSpec::Pinned::kAuto:
-      break;
-  }
-  return nccl_choose(nccl_topology(cluster, group), collective, static_cast<double>(bytes), pinned);
+  return nccl_choose(nccl_topology(cluster, group), collective, static_cast<double>(bytes),
+                     cluster.collectives.pinned);
 }
 
 CollectiveSchedule nccl_schedule(const ClusterSpec& cluster, NcclCollective collective,

@@ -14,7 +14,6 @@
 
 namespace pipetwin {
 
-enum class NcclAlgorithm { kTree, kRing, kNvls, kNvlsTree, kPat };
 enum class NcclProtocol { kLL, kLL128, kSimple };
 enum class NcclCollective { kAllReduce, kAllGather, kReduceScatter };
 

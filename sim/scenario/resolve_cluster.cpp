@@ -63,29 +63,28 @@ GpuGeneration gpu_generation(const proto::Gpu& gpu) {
 }
 
 CollectivesSpec resolve_collectives(const proto::Cluster& c) {
-  using Pinned = CollectivesSpec::Pinned;
   CollectivesSpec spec;
   spec.model = c.collectives().model() == proto::Collectives::NCCL
                    ? CollectivesSpec::Model::kNccl
                    : CollectivesSpec::Model::kTextbook;
   switch (c.collectives().algorithm()) {
     case proto::Collectives::RING:
-      spec.pinned = Pinned::kRing;
+      spec.pinned = NcclAlgorithm::kRing;
       break;
     case proto::Collectives::TREE:
-      spec.pinned = Pinned::kTree;
+      spec.pinned = NcclAlgorithm::kTree;
       break;
     case proto::Collectives::NVLS:
-      spec.pinned = Pinned::kNvls;
+      spec.pinned = NcclAlgorithm::kNvls;
       break;
     case proto::Collectives::NVLS_TREE:
-      spec.pinned = Pinned::kNvlsTree;
+      spec.pinned = NcclAlgorithm::kNvlsTree;
       break;
     case proto::Collectives::PAT:
-      spec.pinned = Pinned::kPat;
+      spec.pinned = NcclAlgorithm::kPat;
       break;
     default:
-      spec.pinned = Pinned::kAuto;
+      break;  // NCCL's choice
   }
   spec.generation = gpu_generation(c.gpu());
   return spec;

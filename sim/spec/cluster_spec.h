@@ -63,13 +63,15 @@ struct GemmCurve {
 // NCCL's compute-capability classes (its tuning model's tables by GPU generation).
 enum class GpuGeneration { kVolta, kAmpere, kHopper, kBlackwell };
 
+// NCCL's collective algorithms (its tuning model: sim/network/nccl_tuning.h).
+enum class NcclAlgorithm { kTree, kRing, kNvls, kNvlsTree, kPat };
+
 // cluster.collectives: textbook rings, or NCCL's choice and prices (sim/network/nccl_tuning.h),
-// optionally with one algorithm pinned.
+// optionally with one algorithm pinned (none: NCCL's choice).
 struct CollectivesSpec {
   enum class Model { kTextbook, kNccl };
-  enum class Pinned { kAuto, kRing, kTree, kNvls, kNvlsTree, kPat };
   Model model = Model::kTextbook;
-  Pinned pinned = Pinned::kAuto;
+  std::optional<NcclAlgorithm> pinned;
   GpuGeneration generation = GpuGeneration::kAmpere;
 };
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <vector>
 
 #include "sim/network/nccl_collective.h"
 #include "sim/network/network_model.h"
@@ -19,8 +20,8 @@ using testing::kInfiniBand;
 using testing::kNvLink;
 using testing::plain_cluster;
 
-void expect_simgrid_matches_closed_form(Collective kind,
-                                        std::optional<CollectivesSpec::Pinned> nccl = {}) {
+void expect_simgrid_matches_closed_form(Collective kind, bool nccl = false,
+                                        std::optional<NcclAlgorithm> pinned = {}) {
   struct Case {
     int nodes, per_node;
     std::vector<int32_t> group;
@@ -34,7 +35,7 @@ void expect_simgrid_matches_closed_form(Collective kind,
   for (const Case& c : cases) {
     ClusterSpec cluster = plain_cluster(c.nodes, c.per_node, kNvLink, kInfiniBand);
     if (nccl) {
-      cluster.collectives = {CollectivesSpec::Model::kNccl, *nccl, GpuGeneration::kHopper};
+      cluster.collectives = {CollectivesSpec::Model::kNccl, pinned, GpuGeneration::kHopper};
     }
     const int64_t bytes = 3 * 1000 * 1000 + 7;  // chunks rounded up
     const CollectiveSchedule flows = collective_flows(cluster, kind, c.group, bytes, 2);
@@ -64,13 +65,13 @@ void expect_simgrid_matches_closed_form(Collective kind,
 // Collectives as NCCL picks and prices them, each algorithm pinned in turn: SimGrid's flows take
 // the model's time.
 TEST(CollectiveProbe, ExactNcclCollectivesAreNcclsTimes) {
-  using Pinned = CollectivesSpec::Pinned;
-  for (Pinned pinned : {Pinned::kAuto, Pinned::kRing, Pinned::kTree, Pinned::kNvls,
-                        Pinned::kNvlsTree, Pinned::kPat}) {
-    SCOPED_TRACE(static_cast<int>(pinned));
+  using A = NcclAlgorithm;
+  for (std::optional<A> pinned : std::vector<std::optional<A>>{std::nullopt, A::kRing, A::kTree,
+                                                               A::kNvls, A::kNvlsTree, A::kPat}) {
+    SCOPED_TRACE(pinned ? static_cast<int>(*pinned) : -1);
     for (Collective kind :
          {Collective::kAllReduceRing, Collective::kReduceScatter, Collective::kAllGather}) {
-      expect_simgrid_matches_closed_form(kind, pinned);
+      expect_simgrid_matches_closed_form(kind, true, pinned);
     }
   }
 }
