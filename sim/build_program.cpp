@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "sim/model/backward_split.h"
 #include "sim/model/number_format.h"
@@ -253,12 +254,15 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       setup.training.fp8_dispatch ? (1 + format.element_bytes / 2) / 2 : 1.0;
 
   int32_t first = 0;
+  std::set<int32_t> devices_with_a_chunk;
   for (int32_t c = 0; c < chunks; ++c) {
     const int32_t device = chunk_device(setup, c);
     const int32_t last = first + layers_per_chunk[c];  // exclusive
     StageCost cost;
     cost.trains = false;
-    cost.bucketed = !(setup.training.buckets_first_chunk_only && c > 0);
+    // Megatron-Core numbers the model chunks of each rank: its first one reduces in buckets.
+    const bool first_on_device = devices_with_a_chunk.insert(device).second;
+    cost.bucketed = !setup.training.buckets_first_chunk_only || first_on_device;
     double transient_per_sample = 0;
     double fwd_flops = 0, bwd_flops = 0, attention_flops = 0;  // per sample, whole layers
     double column_weight_gradient_flops = 0;                   // of column-parallel linears

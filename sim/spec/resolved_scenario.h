@@ -50,8 +50,8 @@ struct TrainingSpec {
   bool fp8_param_gather = false;
   bool fp8_dispatch = false;
   double format_peak_flops = 0;
-  // Megatron-Core's default (training.grad_bucket_mb unset): only the first model chunk (the
-  // first pipeline stage's first chunk) reduces in buckets, the others in one block each.
+  // Megatron-Core's default (training.grad_bucket_mb unset): only each device's first model
+  // chunk reduces in buckets, its further virtual chunks in one block each.
   bool buckets_first_chunk_only = false;
 };
 
