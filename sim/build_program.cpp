@@ -202,6 +202,11 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   layout.stage_replicas = setup.schedule.stage_replicas;
   layout.devices_per_replica = stage_replicas.devices();
   layout.expert_parallel = setup.training.expert_parallel;
+  if (layout.expert_parallel > 1) {
+    layout.expert_group_replicas = setup.training.expert_group_replicas();
+    layout.expert_data_parallel = setup.training.expert_data_parallel();
+    layout.expert_tensor_parallel = setup.training.expert_tensor_parallel;
+  }
   layout.context_parallel = setup.training.context_parallel;
   const NumberFormat format = number_format(setup.training.precision, setup.training.fp8_scaling);
   if (setup.training.fp8_param_gather) {
@@ -239,13 +244,19 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   // holding the same experts (the expert-data-parallel group).
   const int32_t zero_stage = setup.training.zero_stage;
   const int32_t ep = setup.training.expert_parallel;
+  // A GPU's parameters of a layer's routed experts: 1 / (EP x ETP) of them.
+  const auto expert_parameters = [&](const ModelLayer& layer) {
+    return ep > 1 && layer.moe.experts > 0
+               ? static_cast<double>(layer.moe.expert_parameter_bytes) /
+                     (static_cast<double>(ep) * setup.training.expert_tensor_parallel) /
+                     kFp32BytesPerParameter
+               : 0.0;
+  };
+  const int32_t expert_holders = setup.training.expert_data_parallel();
   const auto resident_bytes = [&](const ModelLayer& layer, double parameters) {
-    const double experts = ep > 1 && layer.moe.experts > 0
-                               ? static_cast<double>(layer.moe.expert_parameter_bytes) / ep /
-                                     kFp32BytesPerParameter * per_gpu
-                               : 0.0;
+    const double experts = expert_parameters(layer);
     return sharded(per_parameter, zero_stage, holders).total() * (parameters - experts) +
-           sharded(per_parameter, zero_stage, holders / ep).total() * experts;
+           sharded(per_parameter, zero_stage, expert_holders).total() * experts;
   };
   const bool dualpipe = setup.schedule.kind == proto::DUALPIPE;
   // training.fp8_dispatch: of a forward's two all-to-alls, the dispatch sends the tokens in the
@@ -349,11 +360,8 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
           std::max(transient_per_sample, per_gpu_bytes(layer.transient_bytes_per_sample,
                                                        layer.transient_undivided_bytes_per_sample));
       cost.gradient_bytes += std::llround(per_parameter.gradients * parameters);
-      if (setup.training.expert_parallel > 1 && layer.moe.experts > 0) {
-        const double experts = static_cast<double>(layer.moe.expert_parameter_bytes) /
-                               setup.training.expert_parallel / kFp32BytesPerParameter * per_gpu;
-        cost.expert_gradient_bytes += std::llround(per_parameter.gradients * experts);
-      }
+      cost.expert_gradient_bytes +=
+          std::llround(per_parameter.gradients * expert_parameters(layer));
       // ZeRO's replicas each update their share of it (sim/schedule/sharded_data_parallel.h).
       cost.optim_s +=
           layer.optim_seconds + setup.model.optimizer_seconds_per_parameter * parameters;
@@ -484,8 +492,7 @@ Program build_program(const ResolvedScenario& setup) {
   if (!setup.schedule.comm_overlap) block_compute_on_transfers(program);
   if (setup.training.grad_reduce_after_flush) reduce_after_flush(program);
   if (setup.training.expert_parallel > 1) {
-    program = add_expert_all_to_alls(program, layout, setup.training.expert_parallel,
-                                     setup.schedule.kind == proto::DUALPIPE);
+    program = add_expert_all_to_alls(program, layout, setup.schedule.kind == proto::DUALPIPE);
   }
   if (setup.training.zero_stage > 0) {
     program = shard_data_parallel(program, layout, setup.training.zero_stage);

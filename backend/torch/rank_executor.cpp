@@ -198,6 +198,12 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
            "training.tensor_parallel or training.expert_parallel; simulate it with pipetwin "
            "simulate";
   }
+  if (setup.training.expert_parallel > 1 &&
+      setup.training.expert_tensor_parallel != setup.training.tensor_parallel) {
+    return "real ranks take expert groups from the data-parallel replicas, each expert split "
+           "like the dense MLP: training.expert_tensor_parallel must equal "
+           "training.tensor_parallel; simulate MoE parallel folding with pipetwin simulate";
+  }
   if (setup.training.expert_parallel > 1 && setup.freeze.enabled) {
     return "real ranks do not freeze layers whose experts are spread over ranks "
            "(training.expert_parallel with freeze)";

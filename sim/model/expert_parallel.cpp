@@ -1,6 +1,7 @@
 #include "sim/model/expert_parallel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -34,8 +35,12 @@ double hottest_gpu_load(const MoeLayerCost& moe, int32_t expert_parallel) {
   return hottest;
 }
 
-void apply_expert_parallel(ModelSpec& model, int32_t expert_parallel,
-                           double utilization_half_batch) {
+void apply_expert_parallel(ModelSpec& model, int32_t expert_parallel, int32_t tensor_parallel,
+                           int32_t expert_tensor_parallel, double utilization_half_batch) {
+  // The cost model divides a layer's weights by tensor_parallel afterwards; each GPU holds
+  // 1 / (E x ETP) of the experts'.
+  const double expert_share = static_cast<double>(tensor_parallel) /
+                              (static_cast<double>(expert_parallel) * expert_tensor_parallel);
   // Every MoE layer of a zoo model routes alike (one moe block): its load is worked out once.
   double load = 0;
   for (ModelLayer& layer : model.layers) {
@@ -56,7 +61,15 @@ void apply_expert_parallel(ModelSpec& model, int32_t expert_parallel,
     layer.bwd.fixed_flops += 2 * fixed;
     if (layer.bwd_weight) layer.bwd_weight->fixed_flops += fixed;
     layer.parameter_bytes -=
-        moe.expert_parameter_bytes - moe.expert_parameter_bytes / expert_parallel;
+        moe.expert_parameter_bytes -
+        std::llround(static_cast<double>(moe.expert_parameter_bytes) * expert_share);
+    if (expert_tensor_parallel == 1 && tensor_parallel > 1 && moe.shared_experts == 0) {
+      // The MLP's all-reduce (an all-gather and a reduce-scatter of the tokens with sequence
+      // parallelism) goes: the experts are whole on every GPU.
+      layer.tp_fwd_collectives = std::max(0, layer.tp_fwd_collectives - 1);
+      layer.tp_bwd_collectives = std::max(0, layer.tp_bwd_collectives - 1);
+      layer.tp_bwd_grad_collectives = std::max(0, layer.tp_bwd_grad_collectives - 1);
+    }
     if (expert_parallel > 1) {  // dispatch and combine, each pass
       layer.ep_fwd_all_to_alls = 2;
       layer.ep_bwd_all_to_alls = 2;

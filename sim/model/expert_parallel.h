@@ -1,11 +1,15 @@
 // Expert parallelism (training.expert_parallel = E, as Megatron-Core does it): the routed
-// experts of every mixture-of-experts layer are spread over E GPUs taken from the
-// data-parallel group, E / experts each. Every GPU keeps its own batch; a layer's forward
-// sends each token to the GPUs of its top-k experts and brings the results back (a dispatch
-// and a combine all-to-all), and its backward does the same with the gradients.
+// experts of every mixture-of-experts layer are spread over E GPUs, experts / E each, taken
+// from the tensor x context x data-parallel GPUs of a stage (MoE parallel folding; with
+// training.expert_tensor_parallel equal to tensor_parallel, from the data-parallel replicas). Every
+// GPU keeps its own batch; a layer's forward sends each token to the GPUs of its top-k experts and
+// brings the results back (a dispatch and a combine all-to-all), and its backward does the same
+// with the gradients.
 //
 // What this does to a layer's costs on one GPU:
-//   * expert weights, gradients and optimizer state: divided by E;
+//   * expert weights, gradients and optimizer state: divided by E x ETP;
+//   * with ETP 1 < T, a block without shared experts keeps only its attention's
+//     tensor-parallel collectives: each GPU dispatches its own tokens to whole experts;
 //   * expert compute: the tokens its experts receive, top_k x its batch on average, times the
 //     hottest GPU's load over the mean (router_imbalance or tokens_per_expert; capped by the
 //     capacity factor), the slowest GPU setting the layer's time;
@@ -26,8 +30,10 @@ namespace pipetwin {
 double hottest_gpu_load(const MoeLayerCost& moe, int32_t expert_parallel);
 
 // Rewrites every mixture-of-experts layer of `model` for `expert_parallel` GPUs per expert
-// group (1 included: the per-expert GEMM efficiency and the load still apply).
-void apply_expert_parallel(ModelSpec& model, int32_t expert_parallel,
-                           double utilization_half_batch);
+// group (1 included: the per-expert GEMM efficiency and the load still apply), each expert
+// split over `expert_tensor_parallel` GPUs where the dense layers split over
+// `tensor_parallel` (1 or tensor_parallel: MoE parallel folding).
+void apply_expert_parallel(ModelSpec& model, int32_t expert_parallel, int32_t tensor_parallel,
+                           int32_t expert_tensor_parallel, double utilization_half_batch);
 
 }  // namespace pipetwin

@@ -65,20 +65,25 @@ void scale(LayerCost& cost, double factor) {
 
 GemmOnGpu gemm_on_gpu(const LayerGemm& gemm, double samples, const ShapeParallelism& parallel) {
   GemmOnGpu s{gemm.rows_per_sample * samples / parallel.context, gemm.n, gemm.k, gemm.count};
+  double split = parallel.tensor;
   if (gemm.part == LayerGemm::Part::kExpert) {
-    // Each GPU of the group holds count / E experts and gathers their tokens from all E.
-    s.m *= parallel.expert;
+    // Each GPU of the group holds count / E experts, split ETP ways, and gathers their tokens
+    // from the E x ETP GPUs of its group, each with 1 / (T C) of the replica's (sequence
+    // parallelism): with ETP = T, the tokens of E replicas.
+    const int expert_tensor = parallel.expert_tensor > 0 ? parallel.expert_tensor : parallel.tensor;
+    s.m *= static_cast<double>(parallel.expert) * expert_tensor / parallel.tensor;
     s.count /= parallel.expert;
+    split = expert_tensor;
   }
   switch (gemm.tensor_split) {
     case LayerGemm::Split::kN:
-      s.n /= parallel.tensor;
+      s.n /= split;
       break;
     case LayerGemm::Split::kK:
-      s.k /= parallel.tensor;
+      s.k /= split;
       break;
     case LayerGemm::Split::kCount:
-      s.count /= parallel.tensor;
+      s.count /= split;
       break;
     case LayerGemm::Split::kNone:
       break;

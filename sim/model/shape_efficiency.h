@@ -18,8 +18,10 @@
 
 namespace pipetwin {
 
+// `expert_tensor`: the GPUs that split an expert's width (0: `tensor`, the experts split like
+// the dense MLP).
 struct ShapeParallelism {
-  int tensor = 1, context = 1, expert = 1;
+  int tensor = 1, context = 1, expert = 1, expert_tensor = 0;
 };
 
 // `training_format`, when given, times the GEMMs of the linear layers (LayerGemm::

@@ -166,6 +166,7 @@ ModelLayer block_layer(const TransformerShape& t, int64_t index) {
     l.moe.router_imbalance = moe.router_imbalance;
     l.moe.tokens_per_expert = moe.tokens_per_expert;
     l.moe.capacity_factor = moe.capacity_factor;
+    l.moe.shared_experts = static_cast<int32_t>(moe.shared_experts);
   } else {
     const MlpCosts mlp = mlp_costs(t, static_cast<double>(t.ffn));
     flops += mlp.flops;

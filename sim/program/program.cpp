@@ -52,7 +52,10 @@ void ProgramBuilder::pair(int32_t send, int32_t recv) {
   partner_[recv] = send;
 }
 
-void ProgramBuilder::group(const std::vector<int32_t>& members) { groups_.push_back(members); }
+void ProgramBuilder::group(const std::vector<int32_t>& members, GroupKind kind) {
+  groups_.push_back(members);
+  group_kinds_.push_back(kind);
+}
 
 Program ProgramBuilder::finish() && {
   Program& p = program_;
@@ -79,6 +82,7 @@ Program ProgramBuilder::finish() && {
 
   p.group.assign(n, -1);
   p.group_begin.assign(1, 0);
+  p.group_kind = std::move(group_kinds_);
   for (const auto& members : groups_) {
     for (int32_t m : members) {
       p.group[new_id[m]] = static_cast<int32_t>(p.group_begin.size()) - 1;

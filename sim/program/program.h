@@ -11,6 +11,15 @@
 
 namespace pipetwin {
 
+// What a collective group stands for, where the expansions onto several GPUs per device
+// (sim/schedule/context_parallel.h, tensor_parallel.h) treat it apart: MoE parallel folding
+// puts GPUs of different context- and tensor-parallel ranks in one expert group.
+enum class GroupKind : uint8_t {
+  kPlain,
+  kExpertExchange,   // an expert group's all-to-alls
+  kExpertGradients,  // the reduction of routed experts' gradients over the GPUs holding them
+};
+
 struct Program {
   int32_t num_devices = 0;
   int32_t num_stages = 0;
@@ -43,6 +52,7 @@ struct Program {
   std::vector<int32_t> group;
   std::vector<int32_t> group_begin;
   std::vector<int32_t> group_members;
+  std::vector<GroupKind> group_kind;  // per group
   // Resident bytes per device: weights, gradients, optimizer state of its stages.
   std::vector<int64_t> static_bytes;
   // Device each stage runs on (with replicated stages, its first replica's).
@@ -66,6 +76,7 @@ struct Program {
     return model_stage.empty() ? stage : model_stage[stage];
   }
   int32_t num_groups() const { return static_cast<int32_t>(group_begin.size()) - 1; }
+  GroupKind kind_of_group(int32_t g) const { return group_kind[g]; }
   std::span<const int32_t> dependents_of(int32_t i) const {
     return {dependents.data() + dependent_begin[i], dependents.data() + dependent_begin[i + 1]};
   }
@@ -92,7 +103,7 @@ class ProgramBuilder {
   void add_dependency(int32_t instr, int32_t depends_on);
   void pair(int32_t send, int32_t recv);
   // Makes `members` one collective (e.g. the ALLREDUCE of a stage across replicas).
-  void group(const std::vector<int32_t>& members);
+  void group(const std::vector<int32_t>& members, GroupKind kind = GroupKind::kPlain);
   void set_static_bytes(std::vector<int64_t> bytes) { static_bytes_ = std::move(bytes); }
   void set_stage_device(std::vector<int32_t> devices) { stage_device_ = std::move(devices); }
   void set_stage_replicas(std::vector<int32_t> counts) { stage_replicas_ = std::move(counts); }
@@ -109,6 +120,7 @@ class ProgramBuilder {
   std::vector<std::pair<int32_t, int32_t>> edges_;  // (instr, depends_on)
   std::vector<int32_t> partner_;
   std::vector<std::vector<int32_t>> groups_;
+  std::vector<GroupKind> group_kinds_;
   std::vector<int64_t> static_bytes_;
   std::vector<int32_t> stage_device_;
   std::vector<int32_t> stage_replicas_;

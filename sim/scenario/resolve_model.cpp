@@ -158,9 +158,10 @@ void add_shape_efficiency(const proto::Scenario& s, ResolvedScenario& setup) {
     format->peak_flops = t.format_peak_flops;
     format->operand_bytes = number_format(t.precision, t.fp8_scaling).element_bytes;
   }
-  apply_shape_efficiency(setup.model, curve, samples,
-                         {t.tensor_parallel, t.context_parallel, t.expert_parallel},
-                         format ? &*format : nullptr);
+  apply_shape_efficiency(
+      setup.model, curve, samples,
+      {t.tensor_parallel, t.context_parallel, t.expert_parallel, t.expert_tensor_parallel},
+      format ? &*format : nullptr);
 }
 
 void add_activation_recompute(const ScenarioChecker& check, ResolvedScenario& setup) {

@@ -19,6 +19,30 @@ int64_t megatron_bucket_bytes(const proto::Training& t) {
   return std::llround(parameters * word);
 }
 
+// MoE parallel folding: the experts' ETP x EP GPUs tile the tensor x context x data-parallel
+// GPUs of a stage, in whole tensor x context blocks (whole replicas of the attention's layout).
+void check_expert_folding(const ScenarioChecker& check, const proto::Training& t, int64_t etp) {
+  const int64_t ep = t.expert_parallel(), tp = t.tensor_parallel(), cp = t.context_parallel();
+  const int64_t group = ep * etp, block = tp * cp, gpus = block * t.data_parallel();
+  if (ep == 1 && etp == tp) return;  // dense, or experts split like the dense MLP
+  if (gpus % group != 0) {
+    check.fail("training.expert_parallel",
+               std::to_string(ep) + " x " + std::to_string(etp) +
+                   " GPUs per expert group (expert x expert tensor parallel) must divide the " +
+                   std::to_string(gpus) +
+                   " GPUs of a stage (tensor x context x data parallel) they are folded over");
+  }
+  if (group % block != 0) {
+    check.fail("training.expert_parallel",
+               std::to_string(ep) + " x " + std::to_string(etp) +
+                   " GPUs per expert group (expert x expert tensor parallel) must be a "
+                   "multiple of the " +
+                   std::to_string(block) +
+                   " tensor x context-parallel GPUs of a replica's stage: pipetwin folds expert "
+                   "groups over whole replicas");
+  }
+}
+
 }  // namespace
 
 TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenario& s) {
@@ -73,13 +97,17 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
                "set training.tensor_parallel above 1");
   }
   check.positive(true, t.expert_parallel(), "training.expert_parallel");
-  if (t.data_parallel() % t.expert_parallel() != 0) {
-    check.fail("training.expert_parallel",
-               std::to_string(t.expert_parallel()) + " GPUs per expert group must divide the " +
-                   std::to_string(t.data_parallel()) +
-                   " data-parallel replicas they are taken from (training.data_parallel)");
-  }
   check.positive(true, t.context_parallel(), "training.context_parallel");
+  const int32_t etp =
+      t.has_expert_tensor_parallel() ? t.expert_tensor_parallel() : t.tensor_parallel();
+  if (etp != 1 && etp != t.tensor_parallel()) {
+    check.fail("training.expert_tensor_parallel",
+               "splits each expert's width over 1 GPU or over the stage's " +
+                   std::to_string(t.tensor_parallel()) +
+                   " tensor-parallel GPUs (training.tensor_parallel); " + std::to_string(etp) +
+                   " is neither");
+  }
+  check_expert_folding(check, t, etp);
   // Up to 1 TiB: a bucket is a slice of one stage's gradients.
   if (!(t.grad_bucket_mb() >= 0 && t.grad_bucket_mb() <= 1 << 20)) {
     check.fail("training.grad_bucket_mb",
@@ -108,6 +136,7 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
                     t.fp8_dispatch(),
                     peak_field != nullptr ? format_peak : 0};
   spec.buckets_first_chunk_only = !t.has_grad_bucket_mb();
+  spec.expert_tensor_parallel = etp;
   return spec;
 }
 
@@ -249,7 +278,9 @@ void add_expert_parallel(const ScenarioChecker& check, const proto::Scenario& s,
                "expert parallelism runs with the synchronous schedules on one device per stage "
                "(not asynchronous, PIPEFB or replicated stages)");
   }
-  apply_expert_parallel(setup.model, ep, s.model().zoo().utilization_half_batch());
+  apply_expert_parallel(setup.model, ep, setup.training.tensor_parallel,
+                        setup.training.expert_tensor_parallel,
+                        s.model().zoo().utilization_half_batch());
 }
 
 void place_ranks(const ScenarioChecker& check, const proto::Scenario& s, ResolvedScenario& setup) {

@@ -124,15 +124,17 @@ Program expand_context_parallel(const Program& program, const PipelineLayout& la
       builder.add_dependency(at(i + 1, c), last_exchange[i][c]);
     }
   }
-  // Gradients and weights are reduced and gathered over every member's C GPUs; tokens are
-  // exchanged among the GPUs holding the same part of the sequence.
+  // Gradients and weights are reduced and gathered over every member's C GPUs, and an expert
+  // group spans them (MoE parallel folding); routed experts' gradients are reduced among the
+  // GPUs holding the same experts, which with folding hold the same part of the sequence.
   for (int32_t g = 0; g < program.num_groups(); ++g) {
     const auto members = program.members_of_group(g);
-    if (program.instructions[members.front()].op == Op::kAllToAll) {
+    const GroupKind kind = program.kind_of_group(g);
+    if (kind == GroupKind::kExpertGradients) {
       for (int32_t c = 0; c < C; ++c) {
         std::vector<int32_t> group;
         for (int32_t m : members) group.push_back(at(m, c));
-        builder.group(group);
+        builder.group(group, kind);
       }
       continue;
     }
@@ -140,7 +142,7 @@ Program expand_context_parallel(const Program& program, const PipelineLayout& la
     for (int32_t m : members) {
       for (int32_t c = 0; c < C; ++c) group.push_back(at(m, c));
     }
-    builder.group(group);
+    builder.group(group, kind);
   }
   builder.set_context_parallel(C);
   return copies.finish(std::move(builder));

@@ -13,7 +13,8 @@
 namespace pipetwin {
 
 Program add_expert_all_to_alls(const Program& program, const PipelineLayout& layout,
-                               int32_t expert_parallel, bool overlap_next_compute) {
+                               bool overlap_next_compute) {
+  const int32_t group_replicas = layout.expert_group_replicas;
   const int32_t n = program.size();
   const int32_t per_replica = layout.devices_per_replica;
   ProgramBuilder builder(program.num_devices, program.num_stages, program.iterations,
@@ -64,15 +65,15 @@ Program add_expert_all_to_alls(const Program& program, const PipelineLayout& lay
           std::min<int32_t>(all_to_alls(ins), std::numeric_limits<uint16_t>::max()));
       exchange[e.index] = builder.add(a2a);
       const int32_t replica = ins.device / per_replica;
-      groups[{replica / expert_parallel, ins.device % per_replica, e.position}].push_back(
+      groups[{replica / group_replicas, ins.device % per_replica, e.position}].push_back(
           exchange[e.index]);
     }
   }
   for (auto& [key, members] : groups) {
-    if (static_cast<int32_t>(members.size()) != expert_parallel) {
+    if (static_cast<int32_t>(members.size()) != group_replicas) {
       throw std::logic_error("expert all-to-all: the replicas' compute lanes differ");
     }
-    builder.group(members);
+    builder.group(members, GroupKind::kExpertExchange);
   }
 
   for (int32_t i = 0; i < n; ++i) {
@@ -98,7 +99,7 @@ Program add_expert_all_to_alls(const Program& program, const PipelineLayout& lay
   for (int32_t g = 0; g < program.num_groups(); ++g) {
     std::vector<int32_t> members;
     for (int32_t m : program.members_of_group(g)) members.push_back(id[m]);
-    builder.group(members);
+    builder.group(members, program.kind_of_group(g));
   }
   return finish_like(program, std::move(builder));
 }

@@ -2,12 +2,15 @@
 // mixture-of-experts layers gets an ALL_TO_ALL on its device's collective lane (its
 // `collectives` all-to-alls of `bytes` each: a dispatch and a combine per layer), grouped with
 // the same pass on the other GPUs of its expert-parallel group: replicas r with the same
-// r / expert_parallel, same stage and position. The pass's consumers and the next compute op
-// of its lane wait for it: the all-to-alls sit on the critical path of every MoE block.
-// DualPipe overlaps a forward of one direction with a backward of the other (DeepSeek-V3's
-// F&B chunks): there the next compute op runs under the all-to-all and the one after it
-// waits. Runs before the tensor-parallel expansion (sim/schedule/tensor_parallel.h), which
-// copies each all-to-all onto the T GPUs of its stage.
+// r / layout.expert_group_replicas, same stage and position. The pass's consumers and the next
+// compute op of its lane wait for it: the all-to-alls sit on the critical path of every MoE
+// block. DualPipe overlaps a forward of one direction with a backward of the other
+// (DeepSeek-V3's F&B chunks): there the next compute op runs under the all-to-all and the one
+// after it waits. Runs before the context- and tensor-parallel expansions
+// (sim/schedule/context_parallel.h, tensor_parallel.h), which copy each all-to-all onto the
+// GPUs of its stage and, the group being GroupKind::kExpertExchange, merge the copies that
+// MoE parallel folding puts in one expert group: the context-parallel ones always, the
+// tensor-parallel ones when each expert is whole on a GPU (expert_tensor_parallel 1).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +21,6 @@
 namespace pipetwin {
 
 Program add_expert_all_to_alls(const Program& program, const PipelineLayout& layout,
-                               int32_t expert_parallel, bool overlap_next_compute);
+                               bool overlap_next_compute);
 
 }  // namespace pipetwin

@@ -136,7 +136,7 @@ Program bucket_gradients(const Program& program, const PipelineLayout& layout,
     for (int32_t p = 0; p < pieces[members.front()]; ++p) {
       std::vector<int32_t> group;
       for (int32_t m : members) group.push_back(id[m] + p);
-      builder.group(group);
+      builder.group(group, program.kind_of_group(g));
     }
   }
   return finish_like(program, std::move(builder));

@@ -89,8 +89,15 @@ struct PipelineLayout {
   int32_t global_batch = 0;
   int32_t replicas = 1;
   int32_t devices_per_replica = 0;
-  // Replicas r with the same r mod expert_parallel hold the same experts.
+  // Expert parallelism, folded (training.expert_tensor_parallel): an expert group of
+  // expert_parallel GPUs spans `expert_group_replicas` consecutive replicas, with every GPU of
+  // their stages whose tensor-parallel rank matches modulo expert_tensor_parallel; replicas r
+  // with the same r mod expert_group_replicas (and the same tensor and context rank) hold the
+  // same experts, `expert_data_parallel` GPUs in all.
   int32_t expert_parallel = 1;
+  int32_t expert_group_replicas = 1;
+  int32_t expert_data_parallel = 1;
+  int32_t expert_tensor_parallel = 1;
   // GPUs that split each sequence: every device of the layout stands for C of them, which
   // hold the same weights and reduce their gradients together with the replicas'.
   int32_t context_parallel = 1;

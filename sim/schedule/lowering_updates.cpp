@@ -31,7 +31,8 @@ void add_updates(const LoweringContext& context, const std::vector<UpdateSlot>& 
     const StageCost& cost = layout.costs[s];
     // Expert parallelism: each expert's gradient already holds every token routed to it;
     // it sums over the replicas holding the same experts (and DualPipe's copies) only.
-    const int32_t expert_holders = holders / layout.expert_parallel;
+    const int32_t expert_holders =
+        holders / (layout.replicas * layout.context_parallel) * layout.expert_data_parallel;
     const int64_t experts = layout.expert_parallel > 1 ? cost.expert_gradient_bytes : 0;
     const int64_t dense = cost.gradient_bytes - experts;
     bool reduced = false;
@@ -41,12 +42,14 @@ void add_updates(const LoweringContext& context, const std::vector<UpdateSlot>& 
     }
     if (expert_holders > 1 && experts > 0) {
       const int32_t replica = u.instruction.device / layout.devices_per_replica;
-      reduce(u, experts, replica % layout.expert_parallel);
+      reduce(u, experts, replica % layout.expert_group_replicas);
       reduced = true;
     }
     if (!reduced && u.waits_for_gradients) builder.add_dependency(u.optim, u.gradients);
   }
-  for (const auto& [key, members] : collectives) builder.group(members);
+  for (const auto& [key, members] : collectives) {
+    builder.group(members, std::get<2>(key) >= 0 ? GroupKind::kExpertGradients : GroupKind::kPlain);
+  }
 }
 
 }  // namespace pipetwin

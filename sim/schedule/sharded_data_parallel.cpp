@@ -263,7 +263,7 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
     if (is_reduce(members.front())) continue;
     std::vector<int32_t> kept;
     for (int32_t m : members) kept.push_back(id[m]);
-    builder.group(kept);
+    builder.group(kept, program.kind_of_group(g));
   }
   for (auto& [key, ranked] : groups) {
     if (ranked.size() != program.members_of_group(std::get<0>(key)).size()) {
@@ -272,7 +272,7 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
     std::sort(ranked.begin(), ranked.end());  // the all-reduce's ring order
     std::vector<int32_t> members;
     for (const auto& [rank, member] : ranked) members.push_back(member);
-    builder.group(members);
+    builder.group(members, program.kind_of_group(std::get<0>(key)));
   }
   return finish_like(program, std::move(builder));
 }

@@ -133,11 +133,22 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
       if (next_on_lane) builder.add_dependency(at(i + 1, t), tp_reduce[i] + t);
     }
   }
+  // Every GPU of a stage takes part in its device's collectives with the GPUs of the same
+  // tensor-parallel rank; an expert group with whole experts on each GPU spans the ranks.
   for (int32_t g = 0; g < program.num_groups(); ++g) {
+    const GroupKind kind = program.kind_of_group(g);
+    if (kind == GroupKind::kExpertExchange && layout.expert_tensor_parallel == 1) {
+      std::vector<int32_t> members;
+      for (int32_t m : program.members_of_group(g)) {
+        for (int32_t t = 0; t < T; ++t) members.push_back(at(m, t));
+      }
+      builder.group(members, kind);
+      continue;
+    }
     for (int32_t t = 0; t < T; ++t) {
       std::vector<int32_t> members;
       for (int32_t m : program.members_of_group(g)) members.push_back(at(m, t));
-      builder.group(members);
+      builder.group(members, kind);
     }
   }
   builder.set_tensor_parallel(T);

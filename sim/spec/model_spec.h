@@ -70,6 +70,7 @@ struct MoeLayerCost {
   // Or a measured histogram, shared by every layer of the model.
   std::shared_ptr<const std::vector<double>> tokens_per_expert;
   double capacity_factor = 0;  // 0: dropless
+  int32_t shared_experts = 0;  // run on every token, split like the dense MLP
 };
 
 // One matrix product of a layer's forward, C[m x n] = A[m x k] B[k x n], and `count` of them

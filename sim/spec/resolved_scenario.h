@@ -25,7 +25,7 @@ struct TrainingSpec {
   int32_t tensor_parallel = 1;   // GPUs per stage (Megatron-LM), tp innermost
   bool sequence_parallel = false;
   proto::Training::Recompute recompute = proto::Training::NONE;  // of transformer blocks
-  // GPUs per expert group, taken from the data-parallel replicas (sim/model/expert_parallel.h)
+  // GPUs per expert group (sim/model/expert_parallel.h)
   int32_t expert_parallel = 1;
   // ZeRO stage 0-3 (training.zero_stage): how much of each parameter's state a
   // data-parallel replica keeps 1/N of (sim/model/training_memory.h)
@@ -53,6 +53,21 @@ struct TrainingSpec {
   // Megatron-Core's default (training.grad_bucket_mb unset): only each device's first model
   // chunk reduces in buckets, its further virtual chunks in one block each.
   bool buckets_first_chunk_only = false;
+  // GPUs that split each expert's width (training.expert_tensor_parallel): 1 or
+  // tensor_parallel.
+  int32_t expert_tensor_parallel = 1;
+
+  // MoE parallel folding (Megatron-Core): the experts' ETP x EP x EDP cover the tensor x
+  // context x data-parallel GPUs of a stage. The expert-data-parallel group: the GPUs holding
+  // the same experts.
+  int32_t expert_data_parallel() const {
+    return tensor_parallel * context_parallel * data_parallel /
+           (expert_parallel * expert_tensor_parallel);
+  }
+  // The data-parallel replicas one expert group (EP x ETP GPUs) spans.
+  int32_t expert_group_replicas() const {
+    return expert_parallel * expert_tensor_parallel / (tensor_parallel * context_parallel);
+  }
 };
 
 // Offload to host memory (schedule.offload). `stages` holds the policy's choice: every stage

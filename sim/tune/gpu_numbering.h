@@ -24,6 +24,20 @@ struct GpuNumbering {
     for (int32_t c = 0; c < context; ++c) g.push_back(gpu(device, c));
     return g;
   }
+  // An expert group (MoE parallel folding): the C GPUs of `group_replicas` consecutive
+  // replicas, with their T GPUs too when each holds whole experts.
+  std::vector<int32_t> expert_group(int32_t device, int32_t group_replicas,
+                                    bool whole_experts) const {
+    std::vector<int32_t> g;
+    for (int32_t r = 0; r < group_replicas; ++r) {
+      for (int32_t c = 0; c < context; ++c) {
+        for (int32_t t = 0; t < (whole_experts ? tensor : 1); ++t) {
+          g.push_back(gpu(device + r * per_replica, c, t));
+        }
+      }
+    }
+    return g;
+  }
   // The replicas r = first, first + step, ... below `replicas`, with their C GPUs when asked.
   std::vector<int32_t> replica_group(int32_t device, int32_t first, int32_t step, int32_t replicas,
                                      bool with_context) const {

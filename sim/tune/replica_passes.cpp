@@ -52,7 +52,9 @@ PassCollectives pass_collectives(const ResolvedScenario& setup, const StageCost&
   }
   if (training.expert_parallel > 1) {
     p.expert_s = collective_time(
-        setup, kProgramAllToAll, gpus.replica_group(device, 0, 1, training.expert_parallel, false),
+        setup, kProgramAllToAll,
+        gpus.expert_group(device, training.expert_group_replicas(),
+                          training.expert_tensor_parallel == 1),
         (forward ? cost.ep_fwd_bytes_per_sample : cost.ep_bwd_bytes_per_sample) * samples,
         forward ? cost.ep_fwd_all_to_alls : cost.ep_bwd_all_to_alls);
   }

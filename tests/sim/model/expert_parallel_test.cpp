@@ -26,7 +26,7 @@ TEST(ExpertParallel, DividesExpertWeightsExactly) {
   for (int32_t ep : {1, 2, 4, 8}) {
     ModelSpec spec;
     spec.layers = {moe_layer(8, 2)};
-    apply_expert_parallel(spec, ep, 0);
+    apply_expert_parallel(spec, ep, 1, 1, 0);
     EXPECT_EQ(spec.layers[0].parameter_bytes, 1'000'000 + 32'000'000 / ep) << ep;
     // Balanced tokens: each GPU computes top_k x its own tokens, whatever E.
     EXPECT_DOUBLE_EQ(spec.layers[0].fwd.flops_per_sample, 2e9 + 5e8) << ep;
@@ -61,7 +61,7 @@ TEST(ExpertParallel, ImbalanceSlowsTheLayerAndEachLocalExpertPaysItsGemmOverhead
   for (ModelLayer& l : spec.layers) {  // what the zoo sets: one GEMM's overhead for the layer
     l.fwd.fixed_flops = half_batch * l.fwd.flops_per_sample;
   }
-  apply_expert_parallel(spec, 8, half_batch);
+  apply_expert_parallel(spec, 8, 1, 1, half_batch);
   const ModelLayer& l = spec.layers[0];
   EXPECT_DOUBLE_EQ(l.fwd.flops_per_sample, 3 * 2e9 + 5e8);
   EXPECT_DOUBLE_EQ(l.bwd.flops_per_sample, 2 * (2e9 + 5e8) + 2 * 2 * 2e9);
