@@ -205,7 +205,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   if (layout.expert_parallel > 1) {
     layout.expert_group_replicas = setup.training.expert_group_replicas();
     layout.expert_data_parallel = setup.training.expert_data_parallel();
-    layout.expert_tensor_parallel = setup.training.expert_tensor_parallel;
+    layout.expert_tensor_parallel = setup.training.expert_tensor();
   }
   layout.context_parallel = setup.training.context_parallel;
   const NumberFormat format = number_format(setup.training.precision, setup.training.fp8_scaling);
@@ -248,7 +248,7 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
   const auto expert_parameters = [&](const ModelLayer& layer) {
     return ep > 1 && layer.moe.experts > 0
                ? static_cast<double>(layer.moe.expert_parameter_bytes) /
-                     (static_cast<double>(ep) * setup.training.expert_tensor_parallel) /
+                     (static_cast<double>(ep) * setup.training.expert_tensor()) /
                      kFp32BytesPerParameter
                : 0.0;
   };

@@ -199,7 +199,7 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
            "simulate";
   }
   if (setup.training.expert_parallel > 1 &&
-      setup.training.expert_tensor_parallel != setup.training.tensor_parallel) {
+      setup.training.expert_tensor() != setup.training.tensor_parallel) {
     return "real ranks take expert groups from the data-parallel replicas, each expert split "
            "like the dense MLP: training.expert_tensor_parallel must equal "
            "training.tensor_parallel; simulate MoE parallel folding with pipetwin simulate";

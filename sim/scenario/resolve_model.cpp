@@ -160,7 +160,7 @@ void add_shape_efficiency(const proto::Scenario& s, ResolvedScenario& setup) {
   }
   apply_shape_efficiency(
       setup.model, curve, samples,
-      {t.tensor_parallel, t.context_parallel, t.expert_parallel, t.expert_tensor_parallel},
+      {t.tensor_parallel, t.context_parallel, t.expert_parallel, t.expert_tensor()},
       format ? &*format : nullptr);
 }
 

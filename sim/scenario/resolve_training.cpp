@@ -279,7 +279,7 @@ void add_expert_parallel(const ScenarioChecker& check, const proto::Scenario& s,
                "(not asynchronous, PIPEFB or replicated stages)");
   }
   apply_expert_parallel(setup.model, ep, setup.training.tensor_parallel,
-                        setup.training.expert_tensor_parallel,
+                        setup.training.expert_tensor(),
                         s.model().zoo().utilization_half_batch());
 }
 

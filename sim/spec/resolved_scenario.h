@@ -1,6 +1,7 @@
 // A validated scenario, resolved into the types the scheduler and executors use.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -54,19 +55,21 @@ struct TrainingSpec {
   // chunk reduces in buckets, its further virtual chunks in one block each.
   bool buckets_first_chunk_only = false;
   // GPUs that split each expert's width (training.expert_tensor_parallel): 1 or
-  // tensor_parallel.
-  int32_t expert_tensor_parallel = 1;
+  // tensor_parallel; 0 stands for tensor_parallel.
+  int32_t expert_tensor_parallel = 0;
+  int32_t expert_tensor() const {
+    return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel;
+  }
 
   // MoE parallel folding (Megatron-Core): the experts' ETP x EP x EDP cover the tensor x
   // context x data-parallel GPUs of a stage. The expert-data-parallel group: the GPUs holding
   // the same experts.
   int32_t expert_data_parallel() const {
-    return tensor_parallel * context_parallel * data_parallel /
-           (expert_parallel * expert_tensor_parallel);
+    return tensor_parallel * context_parallel * data_parallel / (expert_parallel * expert_tensor());
   }
   // The data-parallel replicas one expert group (EP x ETP GPUs) spans.
   int32_t expert_group_replicas() const {
-    return expert_parallel * expert_tensor_parallel / (tensor_parallel * context_parallel);
+    return std::max(1, expert_parallel * expert_tensor() / (tensor_parallel * context_parallel));
   }
 };
 

@@ -54,7 +54,7 @@ PassCollectives pass_collectives(const ResolvedScenario& setup, const StageCost&
     p.expert_s = collective_time(
         setup, kProgramAllToAll,
         gpus.expert_group(device, training.expert_group_replicas(),
-                          training.expert_tensor_parallel == 1),
+                          training.expert_tensor() == 1),
         (forward ? cost.ep_fwd_bytes_per_sample : cost.ep_bwd_bytes_per_sample) * samples,
         forward ? cost.ep_fwd_all_to_alls : cost.ep_bwd_all_to_alls);
   }

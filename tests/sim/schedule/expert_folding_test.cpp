@@ -1,0 +1,203 @@
+// MoE parallel folding (training.expert_tensor_parallel): the experts' ETP x EP x EDP over the
+// same tensor x context x data-parallel GPUs of each stage as the attention's. The Program's
+// expert all-to-all groups and expert-gradient groups are Megatron-Core's, rank for rank, as its
+// RankGenerator builds them (megatron/core/parallel_state.py, worked out independently here);
+// each GPU holds 1 / (EP x ETP) of the experts; with free links folding costs nothing; exact
+// SimGrid reproduces the analytic times on random folded layouts.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "same_times.h"
+#include "sim/build_program.h"
+#include "sim/exec/analytic_executor.h"
+#include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/resolve_scenario.h"
+#include "sim/simgrid/simgrid_executor.h"
+
+namespace pipetwin {
+namespace {
+
+struct Layout {
+  int tp, cp, dp, ep, etp, pp;
+};
+
+std::string describe(const Layout& l) {
+  return "TP " + std::to_string(l.tp) + " CP " + std::to_string(l.cp) + " DP " +
+         std::to_string(l.dp) + " EP " + std::to_string(l.ep) + " ETP " + std::to_string(l.etp) +
+         " PP " + std::to_string(l.pp);
+}
+
+// A small MoE transformer (8 blocks of hidden 512, 16 experts, top-2) on DGX H100 nodes, ranks
+// placed in Megatron-Core's order.
+ResolvedScenario folded_moe(const Layout& l, const std::vector<std::string>& more = {}) {
+  const int gpus = l.tp * l.cp * l.dp * l.pp;
+  std::string text = R"(
+    cluster { preset: "dgx-h100" nodes: 1 }
+    model { zoo { name: "transformer" layers: 8 hidden: 512 heads: 8 kv_heads: 8 ffn_hidden: 1024
+                  seq_len: 256 vocab: 1000 efficiency: 0.5
+                  moe { experts: 16 top_k: 2 expert_ffn_hidden: 512 } } }
+    training { global_batch: 64 microbatches: 4 precision: BF16 mixed_precision: true
+               rank_order: TP_CP_EP_DP_PP }
+    schedule { kind: ONE_F_ONE_B stages: 1 }
+  )";
+  std::vector<std::string> overrides = {"cluster.nodes=" + std::to_string((gpus + 7) / 8),
+                                        "schedule.stages=" + std::to_string(l.pp),
+                                        "training.tensor_parallel=" + std::to_string(l.tp),
+                                        "training.context_parallel=" + std::to_string(l.cp),
+                                        "training.data_parallel=" + std::to_string(l.dp),
+                                        "training.expert_parallel=" + std::to_string(l.ep),
+                                        "training.expert_tensor_parallel=" + std::to_string(l.etp)};
+  if (l.tp > 1) overrides.push_back("training.sequence_parallel=true");
+  overrides.insert(overrides.end(), more.begin(), more.end());
+  return resolve_scenario(parse_scenario(text, "folded.textproto", "", false, overrides));
+}
+
+// Megatron-Core's RankGenerator: ranks numbered by `sizes` with the first dimension innermost;
+// the groups of the dimensions in `in_group` are the ranks that differ only in those.
+std::set<std::set<int>> megatron_groups(const std::vector<int>& sizes,
+                                        const std::vector<bool>& in_group) {
+  int world = 1;
+  for (int s : sizes) world *= s;
+  std::set<std::set<int>> groups;
+  for (int rank = 0; rank < world; ++rank) {
+    std::set<int> group;
+    for (int other = 0; other < world; ++other) {
+      bool same = true;
+      for (int d = 0, a = rank, b = other; d < static_cast<int>(sizes.size()); ++d) {
+        if (!in_group[d] && a % sizes[d] != b % sizes[d]) same = false;
+        a /= sizes[d], b /= sizes[d];
+      }
+      if (same) group.insert(other);
+    }
+    groups.insert(group);
+  }
+  return groups;
+}
+
+// The Program's groups of `op` (of `kind`), as sets of global ranks (node x gpus per node +
+// slot); all-reduces only those over the data-parallel replicas.
+std::set<std::set<int>> program_groups(const Program& p, const ResolvedScenario& setup, Op op,
+                                       GroupKind kind) {
+  std::set<std::set<int>> groups;
+  for (int32_t g = 0; g < p.num_groups(); ++g) {
+    const auto members = p.members_of_group(g);
+    const Instruction& first = p.instructions[members.front()];
+    if (first.op != op || p.kind_of_group(g) != kind) continue;
+    if (op == Op::kAllreduce && !first.data_parallel) continue;
+    std::set<int> ranks;
+    for (int32_t m : members) {
+      const DeviceSpec& d = setup.cluster.devices[p.instructions[m].device];
+      ranks.insert(d.node * setup.cluster.gpus_per_node + d.slot);
+    }
+    EXPECT_EQ(ranks.size(), members.size()) << "a GPU twice in one group";
+    groups.insert(ranks);
+  }
+  return groups;
+}
+
+const std::vector<Layout> kLayouts = {
+    {2, 1, 4, 4, 1, 2},  // EP across the tensor-parallel pair and two replicas
+    {2, 1, 4, 8, 1, 1},  // every GPU its own experts: no expert-data parallelism
+    {2, 1, 8, 4, 1, 1},  // four expert-data-parallel copies
+    {1, 2, 4, 4, 1, 2},  // EP across the context-parallel pair
+    {2, 2, 4, 4, 2, 1},  // experts split like the MLP, EP across context ranks and replicas
+    {4, 1, 4, 2, 4, 1},  // experts split like the MLP, EP from the replicas (no folding)
+    {2, 1, 2, 2, 2, 2},  // likewise with a pipeline
+};
+
+TEST(ExpertFolding, GroupsAreMegatronCoresRankForRank) {
+  for (const Layout& l : kLayouts) {
+    SCOPED_TRACE(describe(l));
+    const ResolvedScenario setup = folded_moe(l);
+    const Program p = build_program(setup);
+    const int edp = l.tp * l.cp * l.dp / (l.ep * l.etp);
+    // Experts: order tp-ep-dp-pp over (ETP, EP, EDP, PP).
+    const std::vector<int> expert_sizes = {l.etp, l.ep, edp, l.pp};
+    EXPECT_EQ(program_groups(p, setup, Op::kAllToAll, GroupKind::kExpertExchange),
+              megatron_groups(expert_sizes, {false, true, false, false}));
+    const std::set<std::set<int>> expert_gradients =
+        program_groups(p, setup, Op::kAllreduce, GroupKind::kExpertGradients);
+    if (edp > 1) {
+      EXPECT_EQ(expert_gradients, megatron_groups(expert_sizes, {false, false, true, false}));
+    } else {
+      EXPECT_TRUE(expert_gradients.empty());
+    }
+    // The attention's gradients: order tp-cp-dp-pp, reduced over DP x CP.
+    EXPECT_EQ(program_groups(p, setup, Op::kAllreduce, GroupKind::kPlain),
+              megatron_groups({l.tp, l.cp, l.dp, l.pp}, {false, true, true, false}));
+  }
+}
+
+// Each GPU holds 1 / (EP x ETP) of a block's experts (the cost model divides what a layer
+// keeps by TP afterwards), and with whole experts per GPU a block keeps only its attention's
+// tensor-parallel collectives.
+TEST(ExpertFolding, EachGpuHoldsItsShareOfTheExperts) {
+  for (const Layout& l : kLayouts) {
+    SCOPED_TRACE(describe(l));
+    const ResolvedScenario folded = folded_moe(l);
+    const ResolvedScenario dense = folded_moe({l.tp, l.cp, l.dp, 1, l.tp, l.pp});
+    int moe_layers = 0;
+    for (size_t i = 0; i < dense.model.layers.size(); ++i) {
+      const ModelLayer& before = dense.model.layers[i];
+      const ModelLayer& after = folded.model.layers[i];
+      const double experts = static_cast<double>(before.moe.expert_parameter_bytes);
+      if (experts == 0) continue;
+      ++moe_layers;
+      const double kept = experts * l.tp / (l.ep * l.etp);
+      EXPECT_NEAR(static_cast<double>(before.parameter_bytes - after.parameter_bytes),
+                  experts - kept, 1);
+      const int collectives = l.tp > 1 && l.etp == 1 ? 1 : 2;
+      EXPECT_EQ(after.tp_fwd_collectives, collectives);
+      EXPECT_EQ(after.tp_bwd_collectives, collectives);
+    }
+    EXPECT_EQ(moe_layers, 8);
+  }
+}
+
+const std::vector<std::string> kFreeLinks = {
+    "cluster.intra_node.bandwidth_gbytes_per_s=1e12", "cluster.intra_node.latency_us=0",
+    "cluster.inter_node.bandwidth_gbytes_per_s=1e12", "cluster.inter_node.latency_us=0",
+    "cluster.collectives.model=TEXTBOOK"};
+
+// At a flat efficiency and with links that cost nothing, folding changes no step.
+TEST(ExpertFolding, FreeLinksMakeFoldingCostNothing) {
+  for (const Layout& l : kLayouts) {
+    SCOPED_TRACE(describe(l));
+    const ResolvedScenario folded = folded_moe(l, kFreeLinks);
+    const ResolvedScenario dense = folded_moe({l.tp, l.cp, l.dp, 1, l.tp, l.pp}, kFreeLinks);
+    const Program a = build_program(folded), b = build_program(dense);
+    EXPECT_NEAR(run_analytic(a, folded.cluster).span_s(), run_analytic(b, dense.cluster).span_s(),
+                1e-9);
+  }
+}
+
+TEST(ExpertFolding, SimgridReproducesAnalyticTimesOnRandomFoldedLayouts) {
+  std::mt19937 rng(4111);
+  int trials = 0;
+  while (trials < 6) {
+    const auto pick = [&](std::vector<int> v) {
+      return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
+    };
+    Layout l{pick({1, 2, 4}), pick({1, 2}), pick({1, 2, 4}), pick({2, 4, 8, 16}), 1, pick({1, 2})};
+    l.etp = pick({1, l.tp});
+    const int block = l.tp * l.cp, group = l.ep * l.etp;
+    if (group % block != 0 || (block * l.dp) % group != 0 || l.tp * l.cp * l.dp * l.pp > 32) {
+      continue;
+    }
+    ++trials;
+    SCOPED_TRACE(describe(l));
+    ResolvedScenario setup = folded_moe(l, {"training.microbatches=2"});
+    setup.simgrid.exact = true;
+    const Program p = build_program(setup);
+    testing::expect_same_times(p, run_analytic(p, setup.cluster),
+                               run_simgrid(p, setup.cluster, setup.simgrid));
+  }
+}
+
+}  // namespace
+}  // namespace pipetwin
