@@ -43,6 +43,12 @@ int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk) {
   return chunk % setup.schedule.stages;
 }
 
+ExpertOverlap expert_overlap(const ResolvedScenario& setup) {
+  if (setup.schedule.kind == proto::DUALPIPE) return ExpertOverlap::kNextOp;
+  return setup.training.overlap_moe_expert_parallel_comm ? ExpertOverlap::kOtherDirection
+                                                         : ExpertOverlap::kNone;
+}
+
 namespace {
 
 // PipeDream updates after every microbatch; 2BW and APapo once per iteration, APapo under
@@ -492,7 +498,7 @@ Program build_program(const ResolvedScenario& setup) {
   if (!setup.schedule.comm_overlap) block_compute_on_transfers(program);
   if (setup.training.grad_reduce_after_flush) reduce_after_flush(program);
   if (setup.training.expert_parallel > 1) {
-    program = add_expert_all_to_alls(program, layout, setup.schedule.kind == proto::DUALPIPE);
+    program = add_expert_all_to_alls(program, layout, expert_overlap(setup));
   }
   if (setup.training.zero_stage > 0) {
     program = shard_data_parallel(program, layout, setup.training.zero_stage);

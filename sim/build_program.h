@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/program/program.h"
+#include "sim/schedule/expert_all_to_all.h"
 #include "sim/schedule/lowering.h"
 #include "sim/spec/resolved_scenario.h"
 
@@ -24,6 +25,10 @@ double device_flops(const ResolvedScenario& setup, int device);
 // virtual stage, stage s on device s), in the first replica; under ZB_V on device c for
 // the first `stages` chunks and 2 x stages - 1 - c for the others (the V).
 int32_t chunk_device(const ResolvedScenario& setup, int32_t chunk);
+
+// Which compute op an MoE pass's expert all-to-alls hold back (DualPipe's F&B chunks,
+// training.overlap_moe_expert_parallel_comm).
+ExpertOverlap expert_overlap(const ResolvedScenario& setup);
 
 // Forward + backward seconds of each layer for one microbatch of the scenario's size (a
 // frozen layer: forward only), on device 0: what placement balances.

@@ -98,8 +98,10 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
   }
   check.positive(true, t.expert_parallel(), "training.expert_parallel");
   check.positive(true, t.context_parallel(), "training.context_parallel");
-  const int32_t etp =
-      t.has_expert_tensor_parallel() ? t.expert_tensor_parallel() : t.tensor_parallel();
+  // Without expert parallelism the experts split like the dense MLP, whatever ETP says.
+  const int32_t etp = t.has_expert_tensor_parallel() && t.expert_parallel() > 1
+                          ? t.expert_tensor_parallel()
+                          : t.tensor_parallel();
   if (etp != 1 && etp != t.tensor_parallel()) {
     check.fail("training.expert_tensor_parallel",
                "splits each expert's width over 1 GPU or over the stage's " +
@@ -137,6 +139,7 @@ TrainingSpec resolve_training(const ScenarioChecker& check, const proto::Scenari
                     peak_field != nullptr ? format_peak : 0};
   spec.buckets_first_chunk_only = !t.has_grad_bucket_mb();
   spec.expert_tensor_parallel = etp;
+  spec.overlap_moe_expert_parallel_comm = t.overlap_moe_expert_parallel_comm();
   return spec;
 }
 
@@ -278,9 +281,17 @@ void add_expert_parallel(const ScenarioChecker& check, const proto::Scenario& s,
                "expert parallelism runs with the synchronous schedules on one device per stage "
                "(not asynchronous, PIPEFB or replicated stages)");
   }
+  const proto::ScheduleKind kind = setup.schedule.kind;
+  // Without expert parallelism there is nothing to overlap, and the flag changes nothing.
+  if (setup.training.overlap_moe_expert_parallel_comm && ep > 1 && kind != proto::ONE_F_ONE_B &&
+      kind != proto::INTERLEAVED_ONE_F_ONE_B) {
+    check.fail("training.overlap_moe_expert_parallel_comm",
+               "overlaps expert all-to-alls in the steady state of ONE_F_ONE_B or "
+               "INTERLEAVED_ONE_F_ONE_B (DUALPIPE does by itself): not with " +
+                   proto::ScheduleKind_Name(kind));
+  }
   apply_expert_parallel(setup.model, ep, setup.training.tensor_parallel,
-                        setup.training.expert_tensor(),
-                        s.model().zoo().utilization_half_batch());
+                        setup.training.expert_tensor(), s.model().zoo().utilization_half_batch());
 }
 
 void place_ranks(const ScenarioChecker& check, const proto::Scenario& s, ResolvedScenario& setup) {

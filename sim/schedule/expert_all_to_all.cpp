@@ -12,8 +12,20 @@
 
 namespace pipetwin {
 
+bool expert_exchange_overlaps(ExpertOverlap overlap, Op op, const Op* next) {
+  switch (overlap) {
+    case ExpertOverlap::kNone:
+      return false;
+    case ExpertOverlap::kNextOp:
+      return true;
+    case ExpertOverlap::kOtherDirection:
+      return next != nullptr && is_pass(*next) && is_backward(*next) != is_backward(op);
+  }
+  return false;
+}
+
 Program add_expert_all_to_alls(const Program& program, const PipelineLayout& layout,
-                               bool overlap_next_compute) {
+                               ExpertOverlap overlap) {
   const int32_t group_replicas = layout.expert_group_replicas;
   const int32_t n = program.size();
   const int32_t per_replica = layout.devices_per_replica;
@@ -90,8 +102,11 @@ Program add_expert_all_to_alls(const Program& program, const PipelineLayout& lay
     if (exchange[i] < 0) continue;
     builder.add_dependency(exchange[i], id[i]);
     // The compute op that waits: the next on the lane, or the one after it when the next
-    // overlaps (DualPipe's F&B).
-    const int32_t gate = i + (overlap_next_compute ? 2 : 1);
+    // overlaps (DualPipe's F&B, Megatron-Core's 1F1B pairs).
+    const bool next_on_lane = i + 1 < n && program.lane_index(i + 1) == program.lane_index(i);
+    const Op* next = next_on_lane ? &program.instructions[i + 1].op : nullptr;
+    const int32_t gate =
+        i + (expert_exchange_overlaps(overlap, program.instructions[i].op, next) ? 2 : 1);
     if (gate < n && program.lane_index(gate) == program.lane_index(i)) {
       builder.add_dependency(id[gate], exchange[i]);
     }

@@ -20,7 +20,16 @@
 
 namespace pipetwin {
 
+// Which compute op a pass's all-to-alls hold back: the next on its lane (kNone), the one
+// after it (kNextOp: DualPipe), or the one after it where the next is of the other
+// direction, a forward after a backward or the reverse (kOtherDirection: Megatron-Core's
+// overlap_moe_expert_parallel_comm, which pairs them in the 1F1B steady state).
+enum class ExpertOverlap { kNone, kNextOp, kOtherDirection };
+
+// Whether the all-to-alls of a pass of `op` run under a next pass of `next` (nullptr: none).
+bool expert_exchange_overlaps(ExpertOverlap overlap, Op op, const Op* next);
+
 Program add_expert_all_to_alls(const Program& program, const PipelineLayout& layout,
-                               bool overlap_next_compute);
+                               ExpertOverlap overlap);
 
 }  // namespace pipetwin

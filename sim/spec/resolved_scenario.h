@@ -57,6 +57,9 @@ struct TrainingSpec {
   // GPUs that split each expert's width (training.expert_tensor_parallel): 1 or
   // tensor_parallel; 0 stands for tensor_parallel.
   int32_t expert_tensor_parallel = 0;
+  // Expert all-to-alls under the next pass of the other direction
+  // (training.overlap_moe_expert_parallel_comm; sim/schedule/expert_all_to_all.h)
+  bool overlap_moe_expert_parallel_comm = false;
   int32_t expert_tensor() const {
     return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel;
   }

@@ -96,7 +96,8 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
   std::vector<size_t> next(devices, 0);
   std::vector<double> recv_free(devices, 0.0);
   std::vector<double> compute_free(devices, 0.0), collective_free(devices, 0.0);
-  // When the collectives of each device's previous pass, and of the one before, end.
+  // When the collectives end that the op after each device's next must wait for (of a pass
+  // the next op runs under), and those its next op must wait for that way.
   std::vector<double> gate_previous(devices, 0.0), gate_before(devices, 0.0);
   // The data-parallel lane: where it is free, and when the gathers of each device's next pass
   // end (its first layer, and the rest).
@@ -178,9 +179,13 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
           if (!chunk.scatter_pieces.empty()) timing.last_scatter_end_s[c] = lane;
         }
         gather_rest_of(d, next[d] + 1);
-        compute_free[d] = passes.overlap_next_compute ? end : ready;
-        gate_before[d] = passes.overlap_next_compute ? gate_previous[d] : 0.0;
-        gate_previous[d] = ready;
+        // The next op waits for this pass's collectives unless it runs under them, and for
+        // those of the pass before, under which this one ran; the op after it then waits.
+        const Op* following = next[d] + 1 < order[d].size() ? &order[d][next[d] + 1].op : nullptr;
+        const bool overlaps = expert_exchange_overlaps(passes.expert_overlap, a.op, following);
+        compute_free[d] = overlaps ? end : ready;
+        gate_before[d] = gate_previous[d];
+        gate_previous[d] = overlaps ? ready : 0.0;
         timing.device_end_s[d] = std::max(timing.device_end_s[d], ready);
         if (buffer > 0) {
           events[d].push_back({sent, buffer});

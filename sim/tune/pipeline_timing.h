@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/schedule/compute_order.h"
+#include "sim/schedule/expert_all_to_all.h"
 
 namespace pipetwin {
 
@@ -57,9 +58,9 @@ struct ChunkPassTimes {
 
 struct PipelinePasses {
   int32_t devices = 0;
-  // False: a pass's collectives hold its device's next compute op too (Megatron's). True
-  // (DualPipe's F&B overlap): the next op runs under them and the one after it waits.
-  bool overlap_next_compute = false;
+  // Which compute op a pass's expert all-to-alls hold back (sim/schedule/expert_all_to_all.h):
+  // its device's next (kNone), or the one after it, the next running under them.
+  ExpertOverlap expert_overlap = ExpertOverlap::kNone;
   std::vector<ChunkPassTimes> chunks;
   // Cut c -> c+1 and back, chunks - 1 entries (unused where chunk c is a pipeline's last).
   std::vector<double> forward_transfer_s;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/build_program.h"
 #include "sim/network/network_model.h"
 #include "sim/schedule/gradient_buckets.h"
 #include "sim/tune/gradient_reductions.h"
@@ -53,8 +54,7 @@ PassCollectives pass_collectives(const ResolvedScenario& setup, const StageCost&
   if (training.expert_parallel > 1) {
     p.expert_s = collective_time(
         setup, kProgramAllToAll,
-        gpus.expert_group(device, training.expert_group_replicas(),
-                          training.expert_tensor() == 1),
+        gpus.expert_group(device, training.expert_group_replicas(), training.expert_tensor() == 1),
         (forward ? cost.ep_fwd_bytes_per_sample : cost.ep_bwd_bytes_per_sample) * samples,
         forward ? cost.ep_fwd_all_to_alls : cost.ep_bwd_all_to_alls);
   }
@@ -136,9 +136,9 @@ PipelinePasses replica_passes(const ResolvedScenario& setup, const PipelineLayou
 
   PipelinePasses passes;
   passes.devices = layout.devices_per_replica;
-  // DeepSeek-V3's F&B chunks: a pass's expert all-to-alls run under the next compute op
-  // (sim/schedule/expert_all_to_all.h).
-  passes.overlap_next_compute = dualpipe && training.expert_parallel > 1;
+  // DeepSeek-V3's F&B chunks, Megatron-Core's 1F1B pairs: a pass's expert all-to-alls run
+  // under the next compute op (sim/schedule/expert_all_to_all.h).
+  if (training.expert_parallel > 1) passes.expert_overlap = expert_overlap(setup);
   for (int32_t c = 0; c < chunks; ++c) {
     const StageCost& cost = layout.costs[c];
     const int32_t device = layout.stage_device[c];

@@ -13,6 +13,9 @@ TuneConfig config_of(const ResolvedScenario& setup) {
   c.stages = setup.schedule.stages;
   c.data_parallel = setup.training.data_parallel;
   c.expert_parallel = setup.training.expert_parallel;
+  if (setup.training.expert_tensor() != setup.training.tensor_parallel) {
+    c.expert_tensor_parallel = setup.training.expert_tensor();
+  }
   c.virtual_stages = setup.schedule.virtual_stages;
   c.microbatches = setup.training.microbatches;
   c.schedule = setup.schedule.kind;
@@ -30,6 +33,7 @@ std::vector<std::string> config_overrides(const TuneConfig& c) {
       "schedule.stages=" + std::to_string(c.stages),
       "training.data_parallel=" + std::to_string(c.data_parallel),
       "training.expert_parallel=" + std::to_string(c.expert_parallel),
+      "training.expert_tensor_parallel=" + std::to_string(c.expert_tensor()),
       "schedule.virtual_stages=" + std::to_string(c.virtual_stages),
       "training.microbatches=" + std::to_string(c.microbatches),
       "schedule.kind=" + proto::ScheduleKind_Name(c.schedule),
@@ -55,6 +59,9 @@ proto::Scenario with_config(proto::Scenario scenario, const TuneConfig& config,
   if (!config.offload) schedule.clear_offload();
   proto::Training& training = *scenario.mutable_training();
   training.set_sequence_parallel(training.sequence_parallel() && config.tensor_parallel > 1);
+  training.set_overlap_moe_expert_parallel_comm(
+      training.overlap_moe_expert_parallel_comm() && config.expert_parallel > 1 &&
+      (config.schedule == proto::ONE_F_ONE_B || config.schedule == proto::INTERLEAVED_ONE_F_ONE_B));
   for (const std::string& assignment : config_overrides(config)) {
     const std::string path = apply_override(scenario, assignment);
     if (written != nullptr) (*written)[path] = assignment;
@@ -65,8 +72,9 @@ proto::Scenario with_config(proto::Scenario scenario, const TuneConfig& config,
 std::string config_name(const TuneConfig& c) {
   std::ostringstream out;
   out << "TP " << c.tensor_parallel << " CP " << c.context_parallel << " PP " << c.stages << " DP "
-      << c.data_parallel << " EP " << c.expert_parallel << ", " << c.microbatches
-      << " microbatches, " << proto::ScheduleKind_Name(c.schedule);
+      << c.data_parallel << " EP " << c.expert_parallel;
+  if (c.expert_tensor() != c.tensor_parallel) out << " ETP " << c.expert_tensor();
+  out << ", " << c.microbatches << " microbatches, " << proto::ScheduleKind_Name(c.schedule);
   if (c.virtual_stages > 1) out << " x" << c.virtual_stages;
   if (c.schedule == proto::ZB_AUTO) {
     out << " (limit ";

@@ -17,6 +17,9 @@ struct TuneConfig {
   int32_t stages = 1;  // pipeline parallelism
   int32_t data_parallel = 1;
   int32_t expert_parallel = 1;
+  // GPUs that split each expert (MoE parallel folding): 1 or tensor_parallel; 0 stands for
+  // tensor_parallel.
+  int32_t expert_tensor_parallel = 0;
   int32_t virtual_stages = 1;
   int32_t microbatches = 1;
   proto::ScheduleKind schedule = proto::ONE_F_ONE_B;
@@ -25,6 +28,9 @@ struct TuneConfig {
   int32_t zero_stage = 0;
   bool offload = false;  // every stage's activations to host memory
 
+  int32_t expert_tensor() const {
+    return expert_tensor_parallel > 0 ? expert_tensor_parallel : tensor_parallel;
+  }
   int64_t gpus() const {
     return static_cast<int64_t>(tensor_parallel) * context_parallel * stages * data_parallel;
   }
@@ -42,8 +48,9 @@ std::vector<std::string> config_overrides(const TuneConfig& config);
 // `scenario` with `config` applied through its --set fields; what the configuration replaces
 // goes: an explicit partition, UMPIPE's stage plans, replicated stages, ZB_AUTO's limit (unless
 // the configuration sets one), offload (unless it offloads), sequence parallelism without
-// tensor parallelism. `written` (optional) gets each field path and its assignment. Throws
-// InputError for a value the schema refuses.
+// tensor parallelism, the expert all-to-alls' overlap where the layout or schedule has none.
+// `written` (optional) gets each field path and its assignment. Throws InputError for a value the
+// schema refuses.
 proto::Scenario with_config(proto::Scenario scenario, const TuneConfig& config,
                             std::map<std::string, std::string>* written = nullptr);
 

@@ -228,23 +228,32 @@ std::vector<TuneConfig> layouts(const TuneSpace& space, const ResolvedScenario& 
         const int32_t dp = static_cast<int32_t>(gpus / per_replica);
         if (!listed(space.data_parallel, dp)) continue;
         for (int32_t ep : space.expert_parallel) {
-          if (dp % ep != 0 || (ep > 1 && experts % ep != 0)) {
-            skipped["expert parallelism does not divide the replicas or the experts"] += 1;
-            continue;
-          }
-          for (int32_t size : space.microbatch_sizes) {
-            if (global_batch % (static_cast<int64_t>(dp) * size) != 0) {
-              skipped["DP x microbatch size does not divide the global batch"] += 1;
+          // MoE parallel folding: each expert split like the MLP (ETP = TP), or whole
+          // (ETP 1), the expert groups tiling the stage's TP x CP x DP GPUs in whole replicas.
+          std::vector<int32_t> expert_tensor = {tp};
+          if (tp > 1 && ep > 1) expert_tensor.push_back(1);
+          for (const int32_t etp : expert_tensor) {
+            const int64_t group = int64_t{ep} * etp, block = int64_t{tp} * cp;
+            if ((ep > 1 && experts % ep != 0) || (block * dp) % group != 0 ||
+                (ep > 1 && group % block != 0)) {
+              skipped["expert parallelism does not fold over the GPUs or divide the experts"] += 1;
               continue;
             }
-            TuneConfig c;
-            c.tensor_parallel = tp;
-            c.context_parallel = cp;
-            c.stages = pp;
-            c.data_parallel = dp;
-            c.expert_parallel = ep;
-            c.microbatches = global_batch / dp / size;
-            if (listed(space.microbatches, c.microbatches)) out.push_back(c);
+            for (int32_t size : space.microbatch_sizes) {
+              if (global_batch % (static_cast<int64_t>(dp) * size) != 0) {
+                skipped["DP x microbatch size does not divide the global batch"] += 1;
+                continue;
+              }
+              TuneConfig c;
+              c.tensor_parallel = tp;
+              c.context_parallel = cp;
+              c.stages = pp;
+              c.data_parallel = dp;
+              c.expert_parallel = ep;
+              if (etp != tp) c.expert_tensor_parallel = etp;
+              c.microbatches = global_batch / dp / size;
+              if (listed(space.microbatches, c.microbatches)) out.push_back(c);
+            }
           }
         }
       }

@@ -154,6 +154,56 @@ TEST_F(ScenarioErrors, ContextParallelismThatDoesNotSplit) {
       "training.context_parallel", "needs a zoo transformer or gpt");
 }
 
+// A small mixture of experts on 16 GPUs: TP 2 x DP 8, 8 experts.
+const char* kExperts = R"(name: "moe"
+cluster { preset: "dgx-h100" nodes: 2 }
+model { zoo { name: "transformer" layers: 2 hidden: 512 heads: 8 ffn_hidden: 1024 seq_len: 256
+              vocab: 1000 moe { experts: 8 top_k: 2 expert_ffn_hidden: 512 } } }
+training { global_batch: 16 microbatches: 2 data_parallel: 8 tensor_parallel: 2 expert_parallel: 4 }
+schedule { kind: ONE_F_ONE_B stages: 1 }
+)";
+
+TEST_F(ScenarioErrors, ExpertFoldingThatDoesNotTileTheGpus) {
+  EXPECT_EQ(simulate(kExperts).exit_code, 0);
+  EXPECT_EQ(simulate(kExperts, "--set training.expert_tensor_parallel=1").exit_code, 0);
+  EXPECT_EQ(simulate(kExperts,
+                     "--set training.expert_tensor_parallel=1 --set "
+                     "training.expert_parallel=8")
+                .exit_code,
+            0);
+  // Blamed on the --set that gave the value, or on the training section's line.
+  const auto expect_refused = [&](const CliResult& r, const std::string& field,
+                                  const std::string& problem) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(field + ": "));
+    EXPECT_THAT(r.err, HasSubstr(problem));
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  };
+  expect_refused(simulate(kExperts, "--set training.expert_tensor_parallel=4"),
+                 "training.expert_tensor_parallel", "4 is neither");
+  // 16 x 2 GPUs per expert group do not divide the stage's 16.
+  expect_refused(
+      simulate(replace(kExperts, "experts: 8", "experts: 16"), "--set training.expert_parallel=16"),
+      "training.expert_parallel", "must divide the 16 GPUs");
+  // 1 x 1 would be an expert group inside the tensor-parallel pair: with one expert group
+  // the experts split like the MLP.
+  EXPECT_EQ(simulate(kExperts,
+                     "--set training.expert_tensor_parallel=1 --set "
+                     "training.expert_parallel=1")
+                .exit_code,
+            0);
+  // 2 x 1 with context parallelism 2: an expert group inside a replica's 4 GPUs.
+  expect_refused(simulate(kExperts,
+                          "--set training.expert_tensor_parallel=1 --set "
+                          "training.expert_parallel=2 --set training.context_parallel=2 "
+                          "--set training.data_parallel=4"),
+                 "training.expert_parallel", "multiple of the 4");
+  expect_input_error(simulate(replace(kExperts, "expert_parallel: 4",
+                                      "expert_parallel: 4 overlap_moe_expert_parallel_comm: true"),
+                              "--set schedule.kind=GPIPE"),
+                     "5", "training.overlap_moe_expert_parallel_comm", "ONE_F_ONE_B");
+}
+
 TEST_F(ScenarioErrors, MicrobatchesLargerThanBatch) {
   expect_input_error(simulate(replace(kUniform, "microbatches: 8", "microbatches: 33")), "14",
                      "training.microbatches", "cannot split a batch of 32");
