@@ -255,6 +255,36 @@ def deepseek_tokens_per_gpu(args, efficiency):
     return 15360 * SEQ / step / 2048, step, peak
 
 
+# MoE runs of 2025-26 on H100s with the experts folded over the tensor- and data-parallel GPUs
+# (MoE parallel folding) and, for DeepSeek-V3, sharded by FSDP2: source, model, shipped
+# scenario, what differs from it, GPUs, TP, EP, PP, DP, global batch, published seconds per step.
+FOLDED_ROWS = [
+    ("Megatron-MoE model zoo", "Qwen3-235B-A22B, all-to-alls overlapped",
+     "qwen3-235b-256gpu.textproto", [], 256, 2, 32, 8, 16, 2048, 17.6),
+    ("Megatron-MoE model zoo", "Qwen3-235B-A22B", "qwen3-235b-256gpu.textproto",
+     ["training.overlap_moe_expert_parallel_comm=false"], 256, 2, 32, 8, 16, 2048, 19.7),
+    ("NeMo AutoModel", "DeepSeek-V3, FSDP", "deepseek-v3-fsdp-256gpu.textproto", [], 256, 1, 64,
+     4, 64, 512, 8.18),
+    ("NeMo AutoModel", "DeepSeek-V3, FSDP", "deepseek-v3-fsdp-256gpu.textproto",
+     ["cluster.nodes=128", "training.global_batch=8192", "training.data_parallel=256",
+      "training.microbatches=32"], 1024, 1, 64, 4, 256, 8192, 37.87),
+]
+
+
+def folded_moe_rows(args, efficiency, errors):
+    """Each row's step with the H100's fitted efficiency; its error in seconds per step (the
+    sources count model FLOPs with the causal mask halved, pipetwin's MFU does not)."""
+    for source, model, name, more, gpus, tp, ep, pp, dp, batch, published in FOLDED_ROWS:
+        sets = ["model.zoo.efficiency=%g" % efficiency, "model.zoo.memory_efficiency=0.8",
+                megatron.nvlink_as_nccl_moves_it(H100_NVLINK)] + more
+        step, peak = run(args, os.path.join(ROOT, "scenarios", name), sets)
+        error = (step - published) / published
+        errors.append(("H100 folded", abs(error)))
+        print("| %s | %s | %d | %d | %d | %d | %d | %d | %.2f s per step | %.2f s | %+.1f%% "
+              "| %.2f | %.1f |" % (source, model, gpus, tp, ep, pp, dp, batch, published, step,
+                                   100 * error, step, peak))
+
+
 # Korthikanti et al. table 4: variant, recompute, sequence parallelism, published forward and
 # backward milliseconds of one 22B block.
 KORTHIKANTI_ROWS = [("no recomputation", "NONE", False, 7.7, 11.9),
@@ -593,6 +623,9 @@ def main():
                         help="the share of NVLink's line rate NCCL's collectives reach")
     parser.add_argument("--no-grad-overlap", action="store_true",
                         help="every backward's tensor-parallel collectives after it")
+    parser.add_argument("--only-folded", type=float, metavar="EFFICIENCY",
+                        help="the folded MoE rows only, at this H100 efficiency (the one the "
+                             "full run fits)")
     parser.add_argument("--only-2026", action="store_true",
                         help="the FP8 and Blackwell rows only (MLPerf v5.0, the FP8/BF16 pairs)")
     args = parser.parse_args()
@@ -601,6 +634,9 @@ def main():
         GRAD_OVERLAP[0] = "false"
     args.scratch = tempfile.mkdtemp(prefix="pipetwin-published-")
     errors = []
+    if args.only_folded:
+        folded_moe_rows(args, args.only_folded, errors)
+        return
     if args.only_2026:
         rows_2026(args, errors)
         nccl_tests_rows(args, errors)
@@ -659,6 +695,8 @@ def main():
                                                   LLAMA_TOKENS // seq, published, tflops,
                                                   100 * error, step, peak))
 
+    folded_moe_rows(args, h100, errors)
+
     # H800: DeepSeek-V3, with the H100's efficiency.
     published = 1e12 / (180e3 * 3600)  # tokens per GPU-second
     tokens, step, peak = deepseek_tokens_per_gpu(args, h100)
@@ -672,7 +710,8 @@ def main():
     nccl_tests_rows(args, errors)
 
     print("\nH100: %s %.4f, fitted on Mixtral-8x22B, 128 GPUs, batch 256" % (fitted, h100))
-    for gpu in ("A100", "A100 layer", "A100 step", "H100", "H800", "H100 2026", "GB200",
+    for gpu in ("A100", "A100 layer", "A100 step", "H100", "H100 folded", "H800", "H100 2026",
+                "GB200",
                 "nccl-tests", "memory"):
         e = [x for g, x in errors if g == gpu]
         print("%s, %d predicted rows: mean |error| %.1f%%, largest %.1f%%" %
