@@ -511,6 +511,7 @@ Program build_program(const ResolvedScenario& setup) {
   if (setup.training.tensor_parallel > 1) {
     program = expand_tensor_parallel(program, layout, setup.training.tensor_parallel);
   }
+  program.expert_dispatch = setup.expert_dispatch;
   validate_program(program);
   return program;
 }

@@ -1,5 +1,6 @@
 #include "sim/exec/program_collectives.h"
 
+#include "sim/network/expert_exchange.h"
 #include "sim/network/network_model.h"
 
 namespace pipetwin {
@@ -27,6 +28,10 @@ std::vector<int32_t> group_devices(const Program& program, int32_t group) {
 
 CollectiveSchedule group_flows(const Program& program, const ClusterSpec& cluster, int32_t group) {
   const Instruction& first = program.instructions[program.members_of_group(group).front()];
+  if (program.kind_of_group(group) == GroupKind::kExpertExchange) {
+    return expert_exchange_flows(cluster, group_devices(program, group), first.bytes,
+                                 first.collectives, program.expert_dispatch);
+  }
   return collective_flows(cluster, program_collective(first.op), group_devices(program, group),
                           first.bytes, first.collectives);
 }

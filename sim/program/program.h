@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/program/instruction.h"
+#include "sim/spec/expert_dispatch.h"
 
 namespace pipetwin {
 
@@ -53,6 +54,8 @@ struct Program {
   std::vector<int32_t> group_begin;
   std::vector<int32_t> group_members;
   std::vector<GroupKind> group_kind;  // per group
+  // How the groups of GroupKind::kExpertExchange move their tokens.
+  ExpertDispatch expert_dispatch;
   // Resident bytes per device: weights, gradients, optimizer state of its stages.
   std::vector<int64_t> static_bytes;
   // Device each stage runs on (with replicated stages, its first replica's).

@@ -290,6 +290,22 @@ void add_expert_parallel(const ScenarioChecker& check, const proto::Scenario& s,
                "INTERLEAVED_ONE_F_ONE_B (DUALPIPE does by itself): not with " +
                    proto::ScheduleKind_Name(kind));
   }
+  const proto::Moe& moe = s.model().zoo().moe();
+  if (moe.max_nodes_per_token() < 0) {
+    check.fail("model.zoo.moe.max_nodes_per_token", "must be 0 (no limit) or more");
+  }
+  if (moe.max_nodes_per_token() > 0 && moe.dispatcher() != proto::Moe::DEEPEP) {
+    check.fail("model.zoo.moe.max_nodes_per_token",
+               "limits the nodes DEEPEP sends a token to: set model.zoo.moe.dispatcher: DEEPEP");
+  }
+  setup.expert_dispatch.kind = moe.dispatcher() == proto::Moe::DEEPEP
+                                   ? ExpertDispatch::Kind::kDeepEp
+                                   : ExpertDispatch::Kind::kAllToAll;
+  setup.expert_dispatch.experts = experts;
+  for (const ModelLayer& l : setup.model.layers) {
+    if (l.moe.experts > 0) setup.expert_dispatch.top_k = l.moe.top_k;
+  }
+  setup.expert_dispatch.max_nodes_per_token = moe.max_nodes_per_token();
   apply_expert_parallel(setup.model, ep, setup.training.tensor_parallel,
                         setup.training.expert_tensor(), s.model().zoo().utilization_half_batch());
 }

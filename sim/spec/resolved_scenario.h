@@ -9,6 +9,7 @@
 
 #include "scenario.pb.h"
 #include "sim/spec/cluster_spec.h"
+#include "sim/spec/expert_dispatch.h"
 #include "sim/spec/freeze_spec.h"
 #include "sim/spec/model_spec.h"
 #include "sim/spec/unequal_plan.h"
@@ -136,6 +137,8 @@ struct ResolvedScenario {
   FreezeSpec freeze;
   // The zoo architecture, when the model is one: real backends build it as modules.
   std::optional<proto::Zoo> zoo;
+  // How expert groups move their tokens (model.zoo.moe.dispatcher).
+  ExpertDispatch expert_dispatch;
 };
 
 }  // namespace pipetwin

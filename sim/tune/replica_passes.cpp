@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "sim/build_program.h"
+#include "sim/network/expert_exchange.h"
 #include "sim/network/network_model.h"
 #include "sim/schedule/gradient_buckets.h"
 #include "sim/tune/gradient_reductions.h"
@@ -52,11 +53,15 @@ PassCollectives pass_collectives(const ResolvedScenario& setup, const StageCost&
     p.tensor_s += collective_time(setup, kProgramAllReduce, group, bytes * samples, count);
   }
   if (training.expert_parallel > 1) {
-    p.expert_s = collective_time(
-        setup, kProgramAllToAll,
-        gpus.expert_group(device, training.expert_group_replicas(), training.expert_tensor() == 1),
-        (forward ? cost.ep_fwd_bytes_per_sample : cost.ep_bwd_bytes_per_sample) * samples,
-        forward ? cost.ep_fwd_all_to_alls : cost.ep_bwd_all_to_alls);
+    const std::vector<int32_t> group =
+        gpus.expert_group(device, training.expert_group_replicas(), training.expert_tensor() == 1);
+    const double bytes =
+        (forward ? cost.ep_fwd_bytes_per_sample : cost.ep_bwd_bytes_per_sample) * samples;
+    const int32_t count = forward ? cost.ep_fwd_all_to_alls : cost.ep_bwd_all_to_alls;
+    if (group.size() > 1 && bytes > 0 && count > 0) {
+      p.expert_s = expert_exchange_seconds(setup.cluster, group, std::llround(bytes), count,
+                                           setup.expert_dispatch);
+    }
   }
   if (training.context_parallel > 1 && cost.cp_layers > 0) {
     const std::vector<int32_t> group = gpus.context_group(device);

@@ -1,8 +1,8 @@
 // Gradient buckets under NCCL's collectives: an 8-stage GPT on 1,024 H100s (128 DGX nodes,
 // 128 data-parallel replicas, each stage's group one GPU per node). Priced as textbook rings,
 // every 25 MB bucket pays 2 x 127 network latencies; NCCL's trees pay 2 log2(128) for such
-// buckets, and Megatron-Core's default (buckets of max(40M, 1M x DP) parameters, on the first
-// stage only) pays a few of its rings' latencies. Under NCCL's own model the default still costs
+// buckets, and Megatron-Core's default (buckets of max(40M, 1M x DP) parameters, on each
+// device's first model chunk) pays a few of its rings' latencies. Under NCCL's own model the default still costs
 // its buckets' latencies beyond what the last backward hides (docs/network.md gives the figures).
 #include <gtest/gtest.h>
 

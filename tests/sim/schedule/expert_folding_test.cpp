@@ -3,7 +3,7 @@
 // expert all-to-all groups and expert-gradient groups are Megatron-Core's, rank for rank, as its
 // RankGenerator builds them (megatron/core/parallel_state.py, worked out independently here);
 // each GPU holds 1 / (EP x ETP) of the experts; with free links folding costs nothing; exact
-// SimGrid reproduces the analytic times on random folded layouts.
+// SimGrid reproduces the analytic times on random folded layouts under either dispatcher.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -179,7 +179,7 @@ TEST(ExpertFolding, FreeLinksMakeFoldingCostNothing) {
 TEST(ExpertFolding, SimgridReproducesAnalyticTimesOnRandomFoldedLayouts) {
   std::mt19937 rng(4111);
   int trials = 0;
-  while (trials < 6) {
+  while (trials < 8) {
     const auto pick = [&](std::vector<int> v) {
       return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
     };
@@ -191,7 +191,10 @@ TEST(ExpertFolding, SimgridReproducesAnalyticTimesOnRandomFoldedLayouts) {
     }
     ++trials;
     SCOPED_TRACE(describe(l));
-    ResolvedScenario setup = folded_moe(l, {"training.microbatches=2"});
+    const char* dispatcher = pick({0, 1}) == 0 ? "ALLTOALL" : "DEEPEP";
+    SCOPED_TRACE(dispatcher);
+    ResolvedScenario setup = folded_moe(
+        l, {"training.microbatches=2", std::string("model.zoo.moe.dispatcher=") + dispatcher});
     setup.simgrid.exact = true;
     const Program p = build_program(setup);
     testing::expect_same_times(p, run_analytic(p, setup.cluster),
