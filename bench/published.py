@@ -43,6 +43,16 @@ Sources:
         The same table's long-context row: 16384 GPUs, TP 8, CP 16, PP 16 (DP 8), 131072-token
         sequences, 16M tokens per step, 380 TFLOP/s per GPU; Meta's context parallelism
         all-gathers the keys and values (context_parallel_algorithm=ALL_GATHER).
+        And the MoE runs of 2025-26 with the experts folded (MoE parallel folding), predicted
+        with the fitted number, seconds per step: Qwen3-235B-A22B on 256 H100s as the
+        Megatron-MoE model zoo ran it (github.com/yanring/Megatron-MoE-ModelZoo,
+        best_practice/qwen3/readme.md, H100 table: TP 2, PP 8 with 4 virtual stages, EP 32,
+        ETP 1, DeepEP, 2048 sequences; 17.6 s with the all-to-alls overlapped, 19.7 s without;
+        scenarios/qwen3-235b-256gpu.textproto), and DeepSeek-V3 with FSDP2 as NeMo AutoModel's
+        performance summary ran it (github.com/NVIDIA-NeMo/Automodel, docs/performance-
+        summary: PP 4 with 8 virtual stages, EP 64, FSDP over each stage's GPUs, full
+        recomputation, DeepEP; 256 GPUs and 512 sequences 8.18 s, 1024 GPUs and 8192 sequences
+        37.87 s; scenarios/deepseek-v3-fsdp-256gpu.textproto).
   H800  DeepSeek-V3 technical report, arXiv:2412.19437: 180K H800 GPU hours per trillion
         tokens on 2048 GPUs (PP 16 with DualPipe, EP 64, no TP), batch 15360 of 4096 tokens.
         Predicted with the H100's fitted efficiency (the H800 has the H100's compute); the
@@ -92,6 +102,7 @@ roofline, docs/models.md) instead of the flat efficiency; everything else is the
 
     bench/published.py [build/pipetwin] [--engine analytic|simgrid] [--gemm-shapes]
                        [--nvlink-share S] [--no-grad-overlap] [--only-2026]
+                       [--only-folded H100_EFFICIENCY]
 """
 import argparse
 import json

@@ -163,12 +163,14 @@ void check_zero_stage(const ScenarioChecker& check, const ResolvedScenario& setu
   if (stage == 0) return;
   const proto::ScheduleKind kind = setup.schedule.kind;
   // Each of these keeps or moves whole weight versions per device, which a shard is not.
-  if (is_asynchronous(kind) || kind == proto::PIPEFB || kind == proto::DUALPIPE ||
+  // DualPipe's two copies of each stage reduce their gradients together: ZeRO-1 scatters
+  // that reduction and gathers the updated weights, as DeepSeek-V3 trains.
+  if (is_asynchronous(kind) || kind == proto::PIPEFB || (kind == proto::DUALPIPE && stage > 1) ||
       !setup.schedule.stage_replicas.empty() || setup.freeze.enabled) {
     check.fail("training.zero_stage",
                "shards the state of identical data-parallel replicas: not with asynchronous "
-               "pipelines, PIPEFB, DUALPIPE, replicated stages (schedule.stage_replicas) or "
-               "freeze");
+               "pipelines, PIPEFB, DUALPIPE above stage 1, replicated stages "
+               "(schedule.stage_replicas) or freeze");
   }
   if (stage == 3 && setup.schedule.offload.enabled) {
     check.fail("training.zero_stage",

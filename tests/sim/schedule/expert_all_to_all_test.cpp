@@ -241,6 +241,30 @@ TEST(ExpertAllToAll, MegatronOverlapHidesTheSteadyStatesAllToAllsOnly) {
   EXPECT_THROW(small_moe(2, 2, 2, "GPIPE", overlapped), InputError);
 }
 
+// DeepSeek-V3's own layout: DualPipe with ZeRO-1. Each of a stage's two copies (one per
+// direction) reduce-scatters its gradients over the replicas and copies holding them, steps its
+// shard and gathers the weights back; every device keeps less optimizer state, and exact SimGrid
+// agrees with the analytic times.
+TEST(ExpertAllToAll, DualPipeTrainsWithZeroOneAsDeepSeekV3Does) {
+  ResolvedScenario plain = small_moe(4, 4, 2, "DUALPIPE");
+  ResolvedScenario sharded = small_moe(4, 4, 2, "DUALPIPE", {"training.zero_stage=1"});
+  const Program a = build_program(plain), b = build_program(sharded);
+  int scatters = 0, gathers = 0;
+  for (const Instruction& ins : b.instructions) {
+    scatters += ins.op == Op::kReduceScatter;
+    gathers += ins.op == Op::kAllGather;
+    EXPECT_NE(ins.op, Op::kAllreduce);
+  }
+  // Per device: its two chunks, the dense and the experts' gradients of each.
+  EXPECT_EQ(scatters, 16 * 2 * 2);
+  EXPECT_EQ(gathers, scatters);
+  for (int32_t d = 0; d < b.num_devices; ++d) EXPECT_LT(b.static_bytes[d], a.static_bytes[d]);
+  sharded.simgrid.exact = true;
+  testing::expect_same_times(b, run_analytic(b, sharded.cluster),
+                             run_simgrid(b, sharded.cluster, sharded.simgrid));
+  EXPECT_THROW(small_moe(4, 4, 2, "DUALPIPE", {"training.zero_stage=2"}), InputError);
+}
+
 class ExpertParallelExact : public ::testing::TestWithParam<proto::ScheduleKind> {};
 
 TEST_P(ExpertParallelExact, SimgridReproducesAnalyticTimes) {
