@@ -206,12 +206,12 @@ void check_context_parallel(const ScenarioChecker& check, const ResolvedScenario
                    std::to_string(setup.zoo->heads()) + " heads");
   }
   const proto::ScheduleKind kind = setup.schedule.kind;
-  if (is_asynchronous(kind) || kind == proto::PIPEFB || kind == proto::DUALPIPE ||
-      !setup.schedule.stage_replicas.empty() || setup.freeze.enabled) {
+  if (is_asynchronous(kind) || kind == proto::PIPEFB || !setup.schedule.stage_replicas.empty() ||
+      setup.freeze.enabled) {
     check.fail("training.context_parallel",
                "is simulated with synchronous pipelines of one device per stage: not with "
-               "asynchronous pipelines, PIPEFB, DUALPIPE, replicated stages "
-               "(schedule.stage_replicas) or freeze");
+               "asynchronous pipelines, PIPEFB, replicated stages (schedule.stage_replicas) or "
+               "freeze");
   }
 }
 

@@ -88,6 +88,25 @@ TEST(ContextParallel, CGpusTakeOneCthOfTheComputeWithFreeLinks) {
   }
 }
 
+// DualPipe's two directions split their sequences as 1F1B's one does: with free links C GPUs
+// take 1/C of the step; on real links exact SimGrid reproduces the analytic times.
+TEST(ContextParallel, DualPipeSplitsItsSequencesToo) {
+  for (int32_t cp : {2, 4}) {
+    ResolvedScenario one = gpt(1, proto::Training::RING, kFree, 2);
+    ResolvedScenario split = gpt(cp, proto::Training::RING, kFree, 2);
+    one.schedule.kind = split.schedule.kind = proto::DUALPIPE;
+    EXPECT_NEAR(iteration_s(split), iteration_s(one) / cp, 1e-9 * iteration_s(one)) << cp;
+  }
+  for (Algorithm algorithm : {proto::Training::RING, proto::Training::ULYSSES}) {
+    ResolvedScenario setup = gpt(2, algorithm, {100e9, 2e-6}, 2, 2);
+    setup.schedule.kind = proto::DUALPIPE;
+    setup.simgrid.exact = true;
+    const Program program = build_program(setup);
+    testing::expect_same_times(program, run_analytic(program, setup.cluster),
+                               run_simgrid(program, setup.cluster, setup.simgrid));
+  }
+}
+
 TEST(ContextParallel, StashesAndActivationsAreOneCthPerGpu) {
   const Program whole = build_program(gpt(1, proto::Training::RING, kFree, 2));
   const Program parts = build_program(gpt(4, proto::Training::RING, kFree, 2));
