@@ -48,7 +48,9 @@ Sources:
         Megatron-MoE model zoo ran it (github.com/yanring/Megatron-MoE-ModelZoo,
         best_practice/qwen3/readme.md, H100 table: TP 2, PP 8 with 4 virtual stages, EP 32,
         ETP 1, DeepEP, 2048 sequences; 17.6 s with the all-to-alls overlapped, 19.7 s without;
-        scenarios/qwen3-235b-256gpu.textproto), and DeepSeek-V3 with FSDP2 as NeMo AutoModel's
+        scenarios/qwen3-235b-256gpu.textproto; and the table's three intra-node EP 8 layouts:
+        FSDP with full recomputation 17.6 s, NCCL's all-to-all on 32 stages 24.2 s, TP 4
+        29.0 s), and DeepSeek-V3 with FSDP2 as NeMo AutoModel's
         performance summary ran it (github.com/NVIDIA-NeMo/Automodel, docs/performance-
         summary: PP 4 with 8 virtual stages, EP 64, FSDP over each stage's GPUs, full
         recomputation, DeepEP; 256 GPUs and 512 sequences 8.18 s, 1024 GPUs and 8192 sequences
@@ -274,6 +276,21 @@ FOLDED_ROWS = [
      "qwen3-235b-256gpu.textproto", [], 256, 2, 32, 8, 16, 2048, 17.6),
     ("Megatron-MoE model zoo", "Qwen3-235B-A22B", "qwen3-235b-256gpu.textproto",
      ["training.overlap_moe_expert_parallel_comm=false"], 256, 2, 32, 8, 16, 2048, 19.7),
+    # The same table's intra-node EP layouts: FSDP with full recomputation and microbatches
+    # of 4; NCCL's all-to-all on 32 stages of 3 virtual ones; TP 4.
+    ("Megatron-MoE model zoo", "Qwen3-235B-A22B, FSDP, EP 8", "qwen3-235b-256gpu.textproto",
+     ["schedule.kind=ONE_F_ONE_B", "schedule.stages=1", "schedule.virtual_stages=1",
+      "training.data_parallel=128", "training.expert_parallel=8", "training.zero_stage=FSDP",
+      "training.recompute=FULL", "training.microbatches=4",
+      "training.overlap_moe_expert_parallel_comm=false"], 256, 2, 8, 1, 128, 2048, 17.6),
+    ("Megatron-MoE model zoo", "Qwen3-235B-A22B, all-to-all, EP 8", "qwen3-235b-256gpu.textproto",
+     ["schedule.stages=32", "schedule.virtual_stages=3", "training.data_parallel=4",
+      "training.expert_parallel=8", "training.microbatches=512", "model.zoo.moe.dispatcher=ALLTOALL",
+      "training.overlap_moe_expert_parallel_comm=false"], 256, 2, 8, 32, 4, 2048, 24.2),
+    ("Megatron-MoE model zoo", "Qwen3-235B-A22B, TP 4, EP 8", "qwen3-235b-256gpu.textproto",
+     ["training.tensor_parallel=4", "training.data_parallel=8", "training.expert_parallel=8",
+      "training.microbatches=256", "training.overlap_moe_expert_parallel_comm=false"], 256, 4, 8,
+     8, 8, 2048, 29.0),
     ("NeMo AutoModel", "DeepSeek-V3, FSDP", "deepseek-v3-fsdp-256gpu.textproto", [], 256, 1, 64,
      4, 64, 512, 8.18),
     ("NeMo AutoModel", "DeepSeek-V3, FSDP", "deepseek-v3-fsdp-256gpu.textproto",
