@@ -101,6 +101,20 @@ TEST(RealRunExpertParallelErrors, TensorParallelTransformersAreBadInput) {
   EXPECT_THAT(r.err, HasSubstr("training.tensor_parallel"));
 }
 
+// MoE parallel folding is simulated; the real ranks take expert groups from the replicas.
+TEST(RealRunExpertParallelErrors, FoldedExpertsAreBadInput) {
+  SKIP_WITHOUT_TORCH();
+  const std::string folded =
+      std::string(kMoe) +
+      " --set training.tensor_parallel=2 --set training.sequence_parallel=true"
+      " --set training.expert_tensor_parallel=1 --set cluster.gpus_per_node=8";
+  EXPECT_EQ(run_pipetwin("simulate " + folded).exit_code, 0);
+  const CliResult r = run_pipetwin("run " + folded);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("training.expert_tensor_parallel must equal"));
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
 // The measured timeline lines up with the simulated one span for span, the all-to-alls
 // included (empty on real ranks: the forward and backward that exchanged the tokens hold
 // their time).
