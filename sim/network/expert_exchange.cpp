@@ -45,6 +45,14 @@ double expected_domains_touched(const ExpertDispatch& dispatch, int32_t domains)
 CollectiveSchedule expert_exchange_flows(const ClusterSpec& cluster, std::span<const int32_t> group,
                                          int64_t bytes, int32_t count,
                                          const ExpertDispatch& dispatch) {
+  if (dispatch.kind == ExpertDispatch::Kind::kAllGather) {
+    // Each exchange gathers one copy of every member's tokens (its buffer over top_k) from the
+    // whole group: an all-gather whose result is n of them; the combine's reduce-scatter of
+    // that result costs as much on a ring and in NCCL's model alike.
+    const int64_t gathered = (bytes + count - 1) / count / std::max(1, dispatch.top_k) *
+                             static_cast<int64_t>(group.size());
+    return collective_flows(cluster, kProgramAllGather, group, gathered * count, count);
+  }
   const bool deep_ep = dispatch.kind == ExpertDispatch::Kind::kDeepEp;
   const bool textbook = cluster.collectives.model == CollectivesSpec::Model::kTextbook;
   const std::vector<std::vector<int32_t>> domains = members_by_domain(cluster, group);

@@ -13,6 +13,9 @@
 //               evenly, at most max_nodes_per_token;
 //   and over NVLink bytes x (n_d - 1) / n_d for DEEPEP (the received copies forwarded to their
 //   experts' GPUs), bytes x (n_d - 1) / n for ALLTOALL.
+// ALLGATHER gathers one copy of every member's tokens (bytes / top_k each) over the group: the
+// all-gather of NCCL's model (or the ring), n x bytes / top_k in all; its combine, a
+// reduce-scatter of as much, costs the same.
 // docs/parallelism.md, "Token dispatchers", states the model and its assumptions.
 #pragma once
 

@@ -296,13 +296,23 @@ void add_expert_parallel(const ScenarioChecker& check, const proto::Scenario& s,
   if (moe.max_nodes_per_token() < 0) {
     check.fail("model.zoo.moe.max_nodes_per_token", "must be 0 (no limit) or more");
   }
-  if (moe.max_nodes_per_token() > 0 && moe.dispatcher() != proto::Moe::DEEPEP) {
+  if (moe.max_nodes_per_token() > 0 && moe.dispatcher() != proto::Moe::DEEPEP &&
+      moe.dispatcher() != proto::Moe::HYBRIDEP) {
     check.fail("model.zoo.moe.max_nodes_per_token",
-               "limits the nodes DEEPEP sends a token to: set model.zoo.moe.dispatcher: DEEPEP");
+               "limits the nodes DEEPEP or HYBRIDEP sends a token to: set "
+               "model.zoo.moe.dispatcher to one of them");
   }
-  setup.expert_dispatch.kind = moe.dispatcher() == proto::Moe::DEEPEP
-                                   ? ExpertDispatch::Kind::kDeepEp
-                                   : ExpertDispatch::Kind::kAllToAll;
+  switch (moe.dispatcher()) {
+    case proto::Moe::DEEPEP:
+    case proto::Moe::HYBRIDEP:
+      setup.expert_dispatch.kind = ExpertDispatch::Kind::kDeepEp;
+      break;
+    case proto::Moe::ALLGATHER:
+      setup.expert_dispatch.kind = ExpertDispatch::Kind::kAllGather;
+      break;
+    default:
+      setup.expert_dispatch.kind = ExpertDispatch::Kind::kAllToAll;
+  }
   setup.expert_dispatch.experts = experts;
   for (const ModelLayer& l : setup.model.layers) {
     if (l.moe.experts > 0) setup.expert_dispatch.top_k = l.moe.top_k;

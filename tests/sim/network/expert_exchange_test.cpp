@@ -121,6 +121,20 @@ TEST(ExpertExchange, DeepEpSendsATokenOncePerDomainItsExpertsAreIn) {
   }
 }
 
+// Megatron-Core's allgather dispatcher gathers one copy of every member's tokens: an all-gather
+// of n x bytes / top_k per exchange.
+TEST(ExpertExchange, AllGatherGathersOneCopyOfEveryMembersTokens) {
+  for (const int nodes : {1, 4}) {
+    const ClusterSpec cluster = nccl_cluster(nodes, 8);
+    const std::vector<int32_t> group = all_devices(cluster);
+    const int64_t bytes = 8 * (1 << 20), n = static_cast<int64_t>(group.size());
+    const ExpertDispatch all_gather{ExpertDispatch::Kind::kAllGather, 8, 64, 0};
+    EXPECT_DOUBLE_EQ(expert_exchange_seconds(cluster, group, 2 * bytes, 2, all_gather),
+                     collective_seconds(cluster, kProgramAllGather, group, 2 * n * (1 << 20), 2))
+        << nodes;
+  }
+}
+
 // Inside one NVLink domain every dispatcher is the pairwise all-to-all.
 TEST(ExpertExchange, InsideOneDomainItIsThePairwiseAllToAll) {
   const ClusterSpec cluster = nccl_cluster(1, 8);

@@ -18,6 +18,7 @@
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/simgrid/simgrid_executor.h"
+#include "sim/spec/errors.h"
 
 namespace pipetwin {
 namespace {
@@ -176,6 +177,29 @@ TEST(ExpertFolding, FreeLinksMakeFoldingCostNothing) {
   }
 }
 
+// The scenario's dispatcher reaches the Program: HYBRIDEP moves DeepEP's bytes; the node limit
+// is DeepEP's and HybridEP's only.
+TEST(ExpertFolding, DispatchersReachTheProgram) {
+  const Layout l{2, 1, 4, 4, 1, 2};
+  const std::vector<std::pair<std::string, ExpertDispatch::Kind>> kinds = {
+      {"ALLTOALL", ExpertDispatch::Kind::kAllToAll},
+      {"ALLGATHER", ExpertDispatch::Kind::kAllGather},
+      {"DEEPEP", ExpertDispatch::Kind::kDeepEp},
+      {"HYBRIDEP", ExpertDispatch::Kind::kDeepEp}};
+  for (const auto& [name, kind] : kinds) {
+    const ResolvedScenario setup = folded_moe(l, {"model.zoo.moe.dispatcher=" + name});
+    EXPECT_EQ(setup.expert_dispatch.kind, kind) << name;
+    EXPECT_EQ(setup.expert_dispatch.top_k, 2);
+    EXPECT_EQ(setup.expert_dispatch.experts, 16);
+    EXPECT_EQ(build_program(setup).expert_dispatch.kind, kind) << name;
+  }
+  EXPECT_EQ(
+      folded_moe(l, {"model.zoo.moe.dispatcher=HYBRIDEP", "model.zoo.moe.max_nodes_per_token=2"})
+          .expert_dispatch.max_nodes_per_token,
+      2);
+  EXPECT_THROW(folded_moe(l, {"model.zoo.moe.max_nodes_per_token=2"}), InputError);
+}
+
 TEST(ExpertFolding, SimgridReproducesAnalyticTimesOnRandomFoldedLayouts) {
   std::mt19937 rng(4111);
   int trials = 0;
@@ -191,7 +215,8 @@ TEST(ExpertFolding, SimgridReproducesAnalyticTimesOnRandomFoldedLayouts) {
     }
     ++trials;
     SCOPED_TRACE(describe(l));
-    const char* dispatcher = pick({0, 1}) == 0 ? "ALLTOALL" : "DEEPEP";
+    const char* const dispatchers[] = {"ALLTOALL", "ALLGATHER", "DEEPEP"};
+    const char* dispatcher = dispatchers[pick({0, 1, 2})];
     SCOPED_TRACE(dispatcher);
     ResolvedScenario setup = folded_moe(
         l, {"training.microbatches=2", std::string("model.zoo.moe.dispatcher=") + dispatcher});
