@@ -5,6 +5,7 @@
 
 #include "sim/model/expert_parallel.h"
 #include "sim/model/number_format.h"
+#include "sim/spec/expert_folding.h"
 
 namespace pipetwin {
 
@@ -19,20 +20,19 @@ int64_t megatron_bucket_bytes(const proto::Training& t) {
   return std::llround(parameters * word);
 }
 
-// MoE parallel folding: the experts' ETP x EP GPUs tile the tensor x context x data-parallel
-// GPUs of a stage, in whole tensor x context blocks (whole replicas of the attention's layout).
+// MoE parallel folding (sim/spec/expert_folding.h).
 void check_expert_folding(const ScenarioChecker& check, const proto::Training& t, int64_t etp) {
   const int64_t ep = t.expert_parallel(), tp = t.tensor_parallel(), cp = t.context_parallel();
-  const int64_t group = ep * etp, block = tp * cp, gpus = block * t.data_parallel();
-  if (ep == 1 && etp == tp) return;  // dense, or experts split like the dense MLP
-  if (gpus % group != 0) {
+  const int64_t block = tp * cp, gpus = block * t.data_parallel();
+  const ExpertFolding folding = expert_folding(ep, etp, tp, cp, t.data_parallel());
+  if (folding == ExpertFolding::kDoesNotDivide) {
     check.fail("training.expert_parallel",
                std::to_string(ep) + " x " + std::to_string(etp) +
                    " GPUs per expert group (expert x expert tensor parallel) must divide the " +
                    std::to_string(gpus) +
                    " GPUs of a stage (tensor x context x data parallel) they are folded over");
   }
-  if (group % block != 0) {
+  if (folding == ExpertFolding::kSplitsReplicas) {
     check.fail("training.expert_parallel",
                std::to_string(ep) + " x " + std::to_string(etp) +
                    " GPUs per expert group (expert x expert tensor parallel) must be a "

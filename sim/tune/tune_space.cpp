@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <charconv>
 #include <sstream>
+#include <utility>
 
 #include "sim/scenario/did_you_mean.h"
 #include "sim/spec/errors.h"
+#include "sim/spec/expert_folding.h"
 
 namespace pipetwin {
 namespace {
@@ -209,8 +211,30 @@ bool listed(const std::vector<int32_t>& list, int32_t v) {
   return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
 }
 
-// Each combination of TP, CP, PP, EP and microbatch size that the GPUs and the global batch
-// allow: the parallel layout and the microbatch count, nothing else chosen yet.
+// The expert layouts (EP, ETP) a stage of TP x CP x DP GPUs takes: each EP dividing the
+// experts, each expert split like the MLP (ETP = TP) or, with tensor parallelism, whole
+// (ETP 1), the expert groups folding over the stage's GPUs (sim/spec/expert_folding.h).
+std::vector<std::pair<int32_t, int32_t>> expert_layouts(const TuneSpace& space, int32_t experts,
+                                                        int32_t tp, int32_t cp, int32_t dp,
+                                                        SkipCounts& skipped) {
+  std::vector<std::pair<int32_t, int32_t>> out;
+  for (int32_t ep : space.expert_parallel) {
+    std::vector<int32_t> expert_tensor = {tp};
+    if (tp > 1 && ep > 1) expert_tensor.push_back(1);
+    for (const int32_t etp : expert_tensor) {
+      if ((ep > 1 && experts % ep != 0) ||
+          expert_folding(ep, etp, tp, cp, dp) != ExpertFolding::kFits) {
+        skipped["expert parallelism does not fold over the GPUs or divide the experts"] += 1;
+        continue;
+      }
+      out.emplace_back(ep, etp);
+    }
+  }
+  return out;
+}
+
+// Each combination of TP, CP, PP, EP (and ETP) and microbatch size that the GPUs and the
+// global batch allow: the parallel layout and the microbatch count, nothing else chosen yet.
 std::vector<TuneConfig> layouts(const TuneSpace& space, const ResolvedScenario& base,
                                 SkipCounts& skipped) {
   const int64_t gpus = static_cast<int64_t>(base.cluster.devices.size());
@@ -227,33 +251,21 @@ std::vector<TuneConfig> layouts(const TuneSpace& space, const ResolvedScenario& 
         }
         const int32_t dp = static_cast<int32_t>(gpus / per_replica);
         if (!listed(space.data_parallel, dp)) continue;
-        for (int32_t ep : space.expert_parallel) {
-          // MoE parallel folding: each expert split like the MLP (ETP = TP), or whole
-          // (ETP 1), the expert groups tiling the stage's TP x CP x DP GPUs in whole replicas.
-          std::vector<int32_t> expert_tensor = {tp};
-          if (tp > 1 && ep > 1) expert_tensor.push_back(1);
-          for (const int32_t etp : expert_tensor) {
-            const int64_t group = int64_t{ep} * etp, block = int64_t{tp} * cp;
-            if ((ep > 1 && experts % ep != 0) || (block * dp) % group != 0 ||
-                (ep > 1 && group % block != 0)) {
-              skipped["expert parallelism does not fold over the GPUs or divide the experts"] += 1;
+        for (const auto& [ep, etp] : expert_layouts(space, experts, tp, cp, dp, skipped)) {
+          for (int32_t size : space.microbatch_sizes) {
+            if (global_batch % (static_cast<int64_t>(dp) * size) != 0) {
+              skipped["DP x microbatch size does not divide the global batch"] += 1;
               continue;
             }
-            for (int32_t size : space.microbatch_sizes) {
-              if (global_batch % (static_cast<int64_t>(dp) * size) != 0) {
-                skipped["DP x microbatch size does not divide the global batch"] += 1;
-                continue;
-              }
-              TuneConfig c;
-              c.tensor_parallel = tp;
-              c.context_parallel = cp;
-              c.stages = pp;
-              c.data_parallel = dp;
-              c.expert_parallel = ep;
-              if (etp != tp) c.expert_tensor_parallel = etp;
-              c.microbatches = global_batch / dp / size;
-              if (listed(space.microbatches, c.microbatches)) out.push_back(c);
-            }
+            TuneConfig c;
+            c.tensor_parallel = tp;
+            c.context_parallel = cp;
+            c.stages = pp;
+            c.data_parallel = dp;
+            c.expert_parallel = ep;
+            if (etp != tp) c.expert_tensor_parallel = etp;
+            c.microbatches = global_batch / dp / size;
+            if (listed(space.microbatches, c.microbatches)) out.push_back(c);
           }
         }
       }
