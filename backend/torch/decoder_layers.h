@@ -10,15 +10,19 @@
 #include <vector>
 
 #include "backend/torch/expert_parallel_group.h"
+#include "backend/torch/tensor_parallel_group.h"
 #include "backend/torch/torch_pch.h"
 #include "sim/model/zoo_architecture.h"
 
 namespace pipetwin {
 
-// Layer `layer` of a transformer architecture (a kDecoder* kind); an MoE block holds the
-// experts of `expert_parallel`'s rank.
+// Layer `layer` of a transformer architecture (a kDecoder* kind), rank t's part of it under
+// tensor parallelism (Megatron-LM's split: attention by heads, the MLP by width, embedding and
+// logits by vocabulary, norms whole), cut from the whole layer as the reference draws it; an
+// MoE block holds the experts of `expert_parallel`'s rank (moe_mlp.h).
 torch::nn::AnyModule make_decoder_layer(const ZooArchitecture& arch, const ArchLayer& layer,
-                                        const ExpertParallelGroup& expert_parallel);
+                                        const ExpertParallelGroup& expert_parallel,
+                                        const TensorParallelGroup& tensor_parallel);
 
 // The parameters of the experts `layer` holds (none when it has no experts).
 std::vector<torch::Tensor> expert_parameters(torch::nn::Module& layer);
@@ -26,5 +30,10 @@ std::vector<torch::Tensor> expert_parameters(torch::nn::Module& layer);
 // Why real ranks cannot run this transformer (naming the field), or "". Multi-latent
 // attention, tied embeddings and token dropping are simulated only.
 std::string decoder_unsupported(const ZooArchitecture& arch);
+
+// Why this transformer cannot split `size` ways (training.tensor_parallel), with its experts
+// split too or whole (expert tensor parallelism T or 1), naming the field; or "".
+std::string decoder_tensor_parallel_unsupported(const ZooArchitecture& arch, int32_t size,
+                                                bool sequence_parallel, bool experts_split);
 
 }  // namespace pipetwin

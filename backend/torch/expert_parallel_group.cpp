@@ -47,14 +47,6 @@ struct ExchangeRows : torch::autograd::Function<ExchangeRows> {
 
 }  // namespace
 
-std::vector<int> expert_parallel_ranks(int rank, int32_t size, int32_t per_replica) {
-  const int replica = rank / per_replica, place = rank % per_replica;
-  const int first = replica / size * size;
-  std::vector<int> ranks;
-  for (int r = first; r < first + size; ++r) ranks.push_back(r * per_replica + place);
-  return ranks;
-}
-
 torch::Tensor exchange_rows(const torch::Tensor& x, const std::vector<int64_t>& send_rows,
                             const std::vector<int64_t>& receive_rows,
                             const ExpertParallelGroup& group) {

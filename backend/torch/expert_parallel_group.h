@@ -1,14 +1,13 @@
 // The E ranks that share one stage's experts (expert parallelism), as a rank's MoE layers see
-// them, and the token exchange between them. Megatron-Core takes the expert-parallel group
-// from the data-parallel one: replicas r with the same r / E hold the same stage, each with
-// E-th of its experts (expert e on group rank e / (experts / E)), and every token goes to
-// the ranks of the experts its router picked and comes back. Ranks are numbered tp
-// innermost, then stage, then replica (rank t + T (s + P r)), as the simulator numbers GPUs.
+// them (its group and place are backend/common/expert_folding_ranks.h's), and the token
+// exchange between them: group rank e holds the E-th of the experts from e (experts / E),
+// and every token goes to the ranks of the experts its router picked and comes back.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "backend/common/expert_folding_ranks.h"
 #include "backend/torch/torch_pch.h"
 
 namespace pipetwin {
@@ -16,14 +15,15 @@ namespace pipetwin {
 struct ExpertParallelGroup {
   int32_t size = 1;                        // E: 1 means every rank holds every expert
   int32_t rank = 0;                        // this rank's place in the group
+  int32_t data_rank = 0;                   // which copy of the group's experts it holds
   c10d::ProcessGroupGloo* gloo = nullptr;  // the E ranks; null when size is 1
+  // ETP = T > 1: every expert's width splits over the tensor-parallel group, which first
+  // gathers its ranks' tokens (each holds 1/T of the sequence); false: whole experts, each
+  // rank routing its own tokens.
+  bool experts_split = false;
 
   bool splits() const { return size > 1; }
 };
-
-// The world ranks of the expert-parallel group of world rank `rank`, in a job whose
-// replicas hold `per_replica` ranks each.
-std::vector<int> expert_parallel_ranks(int rank, int32_t size, int32_t per_replica);
 
 // Rows of `x` sent to each group rank (x holds them in rank order, `send_rows[r]` for rank
 // r), received from each (`receive_rows[r]` from rank r, in rank order): one all-to-all.

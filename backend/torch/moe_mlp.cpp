@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include "backend/torch/linear_shards.h"
+#include "backend/torch/tensor_parallel_ops.h"
+
 namespace pipetwin {
 namespace {
 
@@ -27,23 +30,33 @@ torch::Tensor GatedMlpImpl::forward(const torch::Tensor& x) {
   return down(torch::gelu(up(x)));
 }
 
-MoeMlpImpl::MoeMlpImpl(const TransformerShape& shape, const ExpertParallelGroup& group)
+void GatedMlpImpl::split(const TensorParallelGroup& group) {
+  if (gate) keep_output_shard(gate, group);
+  keep_output_shard(up, group);
+  keep_input_shard(down, group);
+}
+
+MoeMlpImpl::MoeMlpImpl(const TransformerShape& shape, const ExpertParallelGroup& group,
+                       const TensorParallelGroup& tensor_parallel)
     : hidden_(shape.hidden),
       experts_(shape.moe.experts),
       top_k_(shape.moe.top_k),
       group_(group),
+      tensor_parallel_(tensor_parallel),
       router(register_module(
           "router", torch::nn::Linear(torch::nn::LinearOptions(shape.hidden, shape.moe.experts)
                                           .bias(shape.moe.router_bias)))) {
   for (int64_t e = 0; e < experts_; ++e) {
     GatedMlp expert(shape.hidden, shape.moe.expert_ffn, shape.swiglu);
     if (e < first_expert() || e >= first_expert() + local_experts()) continue;
+    if (group_.experts_split) expert->split(tensor_parallel_);
     local_.push_back(register_module("expert_" + std::to_string(e), expert));
   }
   if (shape.moe.shared_experts > 0) {
     shared = register_module(
         "shared",
         GatedMlp(shape.hidden, shape.moe.shared_experts * shape.moe.expert_ffn, shape.swiglu));
+    if (tensor_parallel_.splits()) shared->split(tensor_parallel_);
   }
 }
 
@@ -56,10 +69,19 @@ std::vector<torch::Tensor> MoeMlpImpl::expert_parameters() {
 }
 
 torch::Tensor MoeMlpImpl::forward(const torch::Tensor& x) {
+  // x: [B, S, H], or [B, S/T, H] with tensor (and so sequence) parallelism.
+  constexpr int64_t kSequenceDim = 1;
   const torch::Tensor flat = x.reshape({-1, hidden_});
   const torch::Tensor probabilities = torch::softmax(router(flat), -1);
-  const auto [weights, chosen] = probabilities.topk(top_k_, -1);
-  const torch::Tensor gates = top_k_ > 1 ? weights / weights.sum(-1, true) : weights;
+  auto [weights, chosen] = probabilities.topk(top_k_, -1);
+  torch::Tensor gates = top_k_ > 1 ? weights / weights.sum(-1, true) : weights;
+  // Split experts see every rank's tokens (each computes its part of every expert's width).
+  torch::Tensor tokens = flat;
+  if (group_.experts_split) {
+    tokens = gather_from_sequence_parallel(flat, tensor_parallel_, 0);
+    gates = gather_from_sequence_parallel(gates, tensor_parallel_, 0);
+    chosen = all_gather(chosen, tensor_parallel_, 0);
+  }
   // Each (token, choice) as a row, sorted by expert: a stable sort keeps every expert's
   // tokens in token order, so the same tokens meet the same expert in the same order.
   const torch::Tensor expert_of = chosen.reshape({-1});
@@ -67,11 +89,21 @@ torch::Tensor MoeMlpImpl::forward(const torch::Tensor& x) {
       std::get<1>(expert_of.sort(/*stable=*/c10::optional<bool>(true), /*dim=*/0));
   const torch::Tensor token_of = torch::div(order, top_k_, "floor");
   const torch::Tensor counts = torch::bincount(expert_of, {}, experts_);
-  const torch::Tensor routed = flat.index_select(0, token_of);
+  const torch::Tensor routed = tokens.index_select(0, token_of);
   const torch::Tensor out =
       group_.splits() ? run_across_ranks(routed, counts) : run_local(routed, as_vector(counts));
   const torch::Tensor weighted = out * gates.reshape({-1}).index_select(0, order).unsqueeze(1);
-  torch::Tensor combined = torch::zeros_like(flat).index_add(0, token_of, weighted);
+  torch::Tensor combined = torch::zeros_like(tokens).index_add(0, token_of, weighted);
+  if (group_.experts_split) {
+    // Every rank's part of every token's output: summed, each rank keeping its tokens.
+    if (shared) combined = combined + shared->forward(tokens);
+    return reduce_scatter_to_sequence_parallel(combined, tensor_parallel_, 0).view(x.sizes());
+  }
+  if (shared && tensor_parallel_.splits()) {
+    const torch::Tensor whole = enter_tensor_parallel(x, tensor_parallel_, kSequenceDim);
+    return combined.view(x.sizes()) +
+           leave_tensor_parallel(shared->forward(whole), tensor_parallel_, kSequenceDim);
+  }
   if (shared) combined = combined + shared->forward(flat);
   return combined.view(x.sizes());
 }

@@ -1,6 +1,7 @@
 #include "backend/torch/rank_collectives.h"
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "backend/torch/decoder_layers.h"
@@ -10,12 +11,8 @@
 namespace pipetwin {
 
 RankCollectives::RankCollectives(const Program& program, RankSession& session,
-                                 const RankModel& model, int32_t devices_per_replica)
-    : p_(program),
-      session_(session),
-      model_(model),
-      rank_(session.env.rank),
-      devices_per_replica_(devices_per_replica) {}
+                                 const RankModel& model)
+    : p_(program), session_(session), model_(model), rank_(session.env.rank) {}
 
 // One Gloo group per distinct set of devices a collective of this rank spans.
 void RankCollectives::join_groups() {
@@ -31,19 +28,6 @@ std::vector<int> RankCollectives::group_ranks(int32_t i) const {
   for (int32_t m : p_.members_of_group(p_.group[i])) ranks.push_back(p_.instructions[m].device);
   std::sort(ranks.begin(), ranks.end());
   return ranks;
-}
-
-// The replicas with the same place in their expert-parallel group hold the same experts.
-std::vector<int> RankCollectives::expert_holders(const std::vector<int>& ranks) const {
-  const int32_t size = model_.expert_parallel().size;
-  if (size == 1) return ranks;
-  std::vector<int> holders;
-  for (int r : ranks) {
-    if (r / devices_per_replica_ % size == rank_ / devices_per_replica_ % size) {
-      holders.push_back(r);
-    }
-  }
-  return holders;
 }
 
 // Tensor parallelism's ALLREDUCE after a FWD or BWD: its members are the T ranks of one
@@ -71,25 +55,27 @@ std::vector<int32_t> RankCollectives::inputs_of(int32_t i) const {
   const auto add = [&](int32_t d) {
     if (std::find(inputs.begin(), inputs.end(), d) == inputs.end()) inputs.push_back(d);
   };
-  for (int32_t d : p_.deps_of(i)) {
+  // A collective that ran inside a pass stands for it, through a chain of such collectives
+  // (an expert all-to-all after a tensor-parallel one, both inside the pass).
+  const std::function<void(int32_t)> visit = [&](int32_t d) {
     const Op op = p_.instructions[d].op;
     if (ran_inside_pass(d)) {
-      for (int32_t pass : p_.deps_of(d)) add(pass);
+      for (int32_t before : p_.deps_of(d)) visit(before);
     } else if (op != Op::kAllGather && op != Op::kReduceScatter) {
       // ZeRO's gathers and scatters move weights and gradients, which no consumer reads.
       add(d);
     }
-  }
+  };
+  for (int32_t d : p_.deps_of(i)) visit(d);
   return inputs;
 }
 
 // Data parallelism: the stage's gradients summed across its replicas. Every replica's
 // loss is already weighted by its share of the global minibatch, so the sum is the
 // gradient of the mean. With expert parallelism the Program sums the dense gradients over
-// every replica and the experts' over the replicas that hold them, in two ALLREDUCEs
-// (sim/schedule/lowering_updates.cpp): each expert got its gradient from every token routed
-// to it, whichever replica the token came from. An ALLREDUCE among holders only is the
-// experts'.
+// every replica and the experts' over the ranks that hold the same experts (its group is
+// of kind kExpertGradients), in two ALLREDUCEs (sim/schedule/lowering_updates.cpp): each
+// expert got its gradient from every token routed to it, whichever rank the token came from.
 void RankCollectives::allreduce(int32_t i, torch::nn::Sequential& stage) {
   if (ran_inside_pass(i)) return;
   // A gradient bucket that the simulators start under the backward: a LibTorch backward is
@@ -105,13 +91,12 @@ void RankCollectives::allreduce(int32_t i, torch::nn::Sequential& stage) {
       (expert ? experts : dense).push_back(p);
     }
   }
-  if (model_.expert_parallel().size == 1) {
-    dense.insert(dense.end(), experts.begin(), experts.end());
-    all_reduce_gradients(dense, session_.group(ranks));
-  } else {
-    const bool among_holders = expert_holders(ranks).size() == ranks.size();
-    all_reduce_gradients(among_holders ? experts : dense, session_.group(ranks));
+  if (p_.kind_of_group(p_.group[i]) == GroupKind::kExpertGradients) {
+    all_reduce_gradients(experts, session_.group(ranks));
+    return;
   }
+  if (!model_.expert_parallel().splits()) dense.insert(dense.end(), experts.begin(), experts.end());
+  all_reduce_gradients(dense, session_.group(ranks));
 }
 
 // With sequence parallelism the replicated parameters (layernorms, row-parallel biases,

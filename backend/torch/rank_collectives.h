@@ -18,10 +18,7 @@ namespace pipetwin {
 
 class RankCollectives {
  public:
-  // `devices_per_replica`: the ranks of one data-parallel replica (rank r is in replica
-  // r / devices_per_replica).
-  RankCollectives(const Program& program, RankSession& session, const RankModel& model,
-                  int32_t devices_per_replica);
+  RankCollectives(const Program& program, RankSession& session, const RankModel& model);
 
   // Every group this rank's collectives use, in Program order, which every member sees
   // the same.
@@ -49,15 +46,11 @@ class RankCollectives {
 
  private:
   bool is_tensor_parallel_reduce(int32_t i) const;
-  // The ranks among `ranks` that hold this rank's experts (all of them without expert
-  // parallelism).
-  std::vector<int> expert_holders(const std::vector<int>& ranks) const;
 
   const Program& p_;
   RankSession& session_;
   const RankModel& model_;
   int rank_;
-  int32_t devices_per_replica_;
 };
 
 }  // namespace pipetwin

@@ -44,6 +44,23 @@ std::vector<std::pair<int32_t, int32_t>> program_stage_layers(
   return layers;
 }
 
+// Each expert's width split over the tensor-parallel group (ETP = T > 1; with one expert
+// group, ETP is T whatever the field says).
+bool experts_split(const TrainingSpec& training) {
+  return training.tensor_parallel > 1 &&
+         (training.expert_parallel == 1 || training.expert_tensor() == training.tensor_parallel);
+}
+
+// The experts' folded layout: ETP x E over the tensor- and data-parallel ranks of a stage.
+ExpertFolding expert_folding_of(const ResolvedScenario& setup, const Program& program) {
+  ExpertFolding folding;
+  folding.tensor = setup.training.tensor_parallel;
+  folding.expert = setup.training.expert_parallel;
+  folding.expert_tensor = setup.training.expert_tensor();
+  folding.per_replica = program.num_devices / setup.training.data_parallel;
+  return folding;
+}
+
 }  // namespace
 
 RankExecutor::RankExecutor(const ResolvedScenario& setup, const Program& program,
@@ -62,7 +79,7 @@ RankExecutor::RankExecutor(const ResolvedScenario& setup, const Program& program
       task_(arch_, setup.training.global_batch, options.seed),
       activations_(program.size()),
       weights_(is_asynchronous(setup.schedule.kind), model, program.size()),
-      collectives_(program, session, model, devices_per_replica_),
+      collectives_(program, session, model),
       zero_stage_(setup.training.zero_stage),
       wire_(program, *session.job.world) {
   torch::set_num_threads(1);  // ranks share the machine's cores
@@ -198,12 +215,6 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
            "training.tensor_parallel or training.expert_parallel; simulate it with pipetwin "
            "simulate";
   }
-  if (setup.training.expert_parallel > 1 &&
-      setup.training.expert_tensor() != setup.training.tensor_parallel) {
-    return "real ranks take expert groups from the data-parallel replicas, each expert split "
-           "like the dense MLP: training.expert_tensor_parallel must equal "
-           "training.tensor_parallel; simulate MoE parallel folding with pipetwin simulate";
-  }
   if (setup.training.expert_parallel > 1 && setup.freeze.enabled) {
     return "real ranks do not freeze layers whose experts are spread over ranks "
            "(training.expert_parallel with freeze)";
@@ -217,8 +228,13 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
     return "asynchronous pipelines on real ranks do not freeze layers (freeze)";
   }
   if (const int32_t tp = setup.training.tensor_parallel; tp > 1) {
-    const std::string why = tensor_parallel_unsupported(zoo_architecture(*setup.zoo), *setup.zoo,
-                                                        tp, setup.training.sequence_parallel);
+    const ZooArchitecture arch = zoo_architecture(*setup.zoo);
+    const bool sequence_parallel = setup.training.sequence_parallel;
+    const std::string why =
+        setup.zoo->name() == "transformer"
+            ? decoder_tensor_parallel_unsupported(arch, tp, sequence_parallel,
+                                                  experts_split(setup.training))
+            : tensor_parallel_unsupported(arch, *setup.zoo, tp, sequence_parallel);
     if (!why.empty()) return why;
   }
   if (setup.freeze.cache_epoch_iterations > 0) {
@@ -259,15 +275,18 @@ MeasuredRun run_as_rank(const ResolvedScenario& setup, const Program& program,
     tensor_parallel.sequence_parallel = setup.training.sequence_parallel;
     tensor_parallel.gloo = &session.group(tensor_parallel_ranks(env.rank, tensor_parallel.size));
   }
-  // Expert parallelism: this rank's place among the replicas that share its stage's
-  // experts, joined next by every rank.
+  // Expert parallelism: this rank's place in its expert group, folded over the stage's
+  // tensor- and data-parallel ranks, joined next by every rank.
   ExpertParallelGroup expert_parallel;
   expert_parallel.size = setup.training.expert_parallel;
+  expert_parallel.experts_split = experts_split(setup.training);
   if (expert_parallel.splits()) {
-    const int32_t per_replica = program.num_devices / setup.training.data_parallel;
-    expert_parallel.rank = env.rank / per_replica % expert_parallel.size;
-    expert_parallel.gloo = &session.group(
-        expert_parallel_ranks(env.rank, expert_parallel.size, per_replica), "expert_parallel");
+    const ExpertFolding folding = expert_folding_of(setup, program);
+    const ExpertPlace place = expert_place(env.rank, folding);
+    expert_parallel.rank = place.expert_rank;
+    expert_parallel.data_rank = place.expert_data_rank;
+    expert_parallel.gloo =
+        &session.group(expert_parallel_ranks(env.rank, folding), "expert_parallel");
   }
   RankModel model(zoo_architecture(*setup.zoo), setup.training.optimizer, options.seed,
                   tensor_parallel, expert_parallel);

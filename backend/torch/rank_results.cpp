@@ -71,12 +71,14 @@ MeasuredRun RankExecutor::gather(double offset) {
     for (int it = 0; it < p_.iterations; ++it) losses.in(values, it) = losses_[it];
   }
   // Replica 0's weights stand for all: the tensor-parallel ranks of its stage; with expert
-  // parallelism the experts of its group's other replicas too, each adding its own.
+  // parallelism the experts of the other ranks of the first copy of each expert group too
+  // (expert data rank 0), each adding its own.
   const int32_t replica = env_.rank / devices_per_replica_;
-  const int32_t expert_replicas = model_.expert_parallel().size;
+  const ExpertParallelGroup& experts = model_.expert_parallel();
+  const bool counts = experts.splits() ? experts.data_rank == 0 : replica == 0;
   const int32_t place = env_.rank - replica * devices_per_replica_;  // as if in replica 0
   for (auto& [s, stage] : stages_) {
-    if (replica >= expert_replicas || p_.stage_device[s] / tp.size != place / tp.size) continue;
+    if (!counts || p_.stage_device[s] / tp.size != place / tp.size) continue;
     if (p_.model_stage_of(s) != s) continue;  // DualPipe's copy: the same weights
     for (int l = layers_[s].first; l < layers_[s].second; ++l) {
       torch::nn::Module& layer = *stage[l - layers_[s].first];

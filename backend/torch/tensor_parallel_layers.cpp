@@ -253,7 +253,8 @@ std::vector<int64_t> rank_boundary_shape(const ZooArchitecture& arch, int bounda
   if (next.kind == ArchKind::kLinear && !column_parallel(boundary)) {
     shape.back() /= group.size;  // a column-parallel layer's share of the features
   } else if (group.sequence_parallel &&
-             (next.kind == ArchKind::kTransformerBlock || next.kind == ArchKind::kLmHead)) {
+             (next.kind == ArchKind::kTransformerBlock || next.kind == ArchKind::kLmHead ||
+              next.kind == ArchKind::kDecoderBlock || next.kind == ArchKind::kDecoderHead)) {
     shape.front() /= group.size;  // [S, H]: 1/T of the sequence
   }
   return shape;
@@ -290,8 +291,8 @@ std::string tensor_parallel_unsupported(const ZooArchitecture& arch, const proto
     if (zoo.hidden() % size != 0) return indivisible("hidden", zoo.hidden());
     return "";
   }
-  return "real ranks split the layers of gpt and mlp zoo models only (training.tensor_parallel), "
-         "not " +
+  return "real ranks split the layers of gpt, transformer and mlp zoo models only "
+         "(training.tensor_parallel), not " +
          zoo.name();
 }
 

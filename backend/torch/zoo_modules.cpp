@@ -168,8 +168,15 @@ struct PoolLinearImpl : torch::nn::Module {
 };
 TORCH_MODULE(PoolLinear);
 
+// A transformer's layers split themselves (decoder_layers.h); the others are built whole.
+bool splits_itself(const ArchLayer& layer) {
+  return layer.kind == ArchKind::kDecoderEmbedding || layer.kind == ArchKind::kDecoderBlock ||
+         layer.kind == ArchKind::kDecoderHead;
+}
+
 torch::nn::AnyModule make_layer(const ZooArchitecture& arch, const ArchLayer& layer,
-                                const ExpertParallelGroup& expert_parallel) {
+                                const ExpertParallelGroup& expert_parallel,
+                                const TensorParallelGroup& tensor_parallel) {
   switch (layer.kind) {
     case ArchKind::kLinear:
       return torch::nn::AnyModule(DenseLayer(layer));
@@ -192,7 +199,7 @@ torch::nn::AnyModule make_layer(const ZooArchitecture& arch, const ArchLayer& la
     case ArchKind::kDecoderEmbedding:
     case ArchKind::kDecoderBlock:
     case ArchKind::kDecoderHead:
-      return make_decoder_layer(arch, layer, expert_parallel);
+      return make_decoder_layer(arch, layer, expert_parallel, tensor_parallel);
   }
   throw std::logic_error("unknown architecture layer");
 }
@@ -206,9 +213,11 @@ torch::nn::Sequential zoo_layers(const ZooArchitecture& arch, int first, int las
   for (int l = first; l < last; ++l) {
     // Seeded per layer, so that the cut does not change the initial weights.
     torch::manual_seed(seed * 1000003 + l);
-    torch::nn::AnyModule whole = make_layer(arch, arch.layers[l], expert_parallel);
-    stage->push_back(tensor_parallel.splits() ? split_layer(arch, l, *whole.ptr(), tensor_parallel)
-                                              : whole);
+    const ArchLayer& layer = arch.layers[l];
+    torch::nn::AnyModule built = make_layer(arch, layer, expert_parallel, tensor_parallel);
+    stage->push_back(tensor_parallel.splits() && !splits_itself(layer)
+                         ? split_layer(arch, l, *built.ptr(), tensor_parallel)
+                         : built);
   }
   return stage;
 }

@@ -2,8 +2,9 @@
 // replicas of each stage split its experts and exchange every MoE block's tokens over Gloo
 // (all-to-all forward and backward). Routing is dropless and per token, the exchange sends
 // each token to the rank of each expert its router chose and brings the result back, and
-// expert gradients sum over the replicas that hold the same experts: the run trains what one
-// process trains, however the pipeline, the replicas and the schedule cut it.
+// expert gradients sum over the ranks that hold the same experts: the run trains what one
+// process trains, however the pipeline, the replicas, tensor parallelism (with the experts
+// split like the MLP, or folded whole over the tensor-parallel ranks) and the schedule cut it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -54,6 +55,12 @@ constexpr const char* kMoe = "builtin:moe-ep2-pp2-cpu";
 
 std::string with(const std::string& settings) { return std::string(kMoe) + " " + settings; }
 
+// Tensor parallelism 2 on nodes wide enough for it; with experts, sequence parallelism too.
+constexpr const char* kTp2 = "--set training.tensor_parallel=2 --set cluster.gpus_per_node=8";
+constexpr const char* kTp2Sp =
+    "--set training.tensor_parallel=2 --set training.sequence_parallel=true "
+    "--set cluster.gpus_per_node=8";
+
 INSTANTIATE_TEST_SUITE_P(
     Splits, RealRunExpertParallel,
     ::testing::Values(
@@ -80,7 +87,34 @@ INSTANTIATE_TEST_SUITE_P(
                      "--set model.zoo.moe.first_dense_layers=1")},
         // No experts at all: a Llama-shaped transformer from its config.json.
         MoeCase{"DenseLlama", with("--set model.hf_config=models/llama-tiny.json "
-                                   "--set training.expert_parallel=1")}),
+                                   "--set training.expert_parallel=1")},
+        // Tensor parallelism 2 (attention by heads, the dense MLP by width, embedding and
+        // logits by vocabulary), without and with sequence parallelism.
+        MoeCase{"DenseLlamaTp2", with("--set model.hf_config=models/llama-tiny.json "
+                                      "--set training.expert_parallel=1 " +
+                                      std::string(kTp2) + " --set training.data_parallel=1")},
+        MoeCase{"DenseLlamaTp2Sp",
+                with("--set model.hf_config=models/llama-tiny.json --set training.expert_parallel=1 " +
+                     std::string(kTp2) + " --set training.sequence_parallel=true")},
+        // Experts split like the MLP over the tensor-parallel pair (ETP = TP), which gathers
+        // its tokens; expert parallelism from the replicas.
+        MoeCase{"SplitExpertsTp2Ep2", with(std::string(kTp2Sp) + " --set schedule.stages=1")},
+        // MoE parallel folding: whole experts (ETP 1), the expert group of two the
+        // tensor-parallel pair itself, each rank routing its half of the sequence.
+        MoeCase{"FoldedEp2OverTp2",
+                with(std::string(kTp2Sp) + " --set training.expert_tensor_parallel=1 "
+                                           "--set training.data_parallel=1")},
+        // Folded over the pair and both replicas: every rank its own experts.
+        MoeCase{"FoldedEp4Tp2Dp2", with(std::string(kTp2Sp) +
+                                        " --set training.expert_tensor_parallel=1 "
+                                        "--set training.expert_parallel=4 --set schedule.stages=1")},
+        // Two copies of each folded group (expert data parallelism 2): the experts' gradients
+        // sum across the replicas, the group spanning the pair; a shared expert (split like
+        // the MLP) beside the routed ones.
+        MoeCase{"FoldedEp2Edp2SharedExpert",
+                with(std::string(kTp2Sp) + " --set training.expert_tensor_parallel=1 "
+                                           "--set model.zoo.moe.shared_experts=1 "
+                                           "--set training.global_batch=32")}),
     [](const auto& info) { return info.param.name; });
 
 TEST(RealRunExpertParallelErrors, TokenDroppingIsBadInput) {
@@ -91,28 +125,27 @@ TEST(RealRunExpertParallelErrors, TokenDroppingIsBadInput) {
   EXPECT_THAT(r.err, HasSubstr("model.zoo.moe.capacity_factor"));
 }
 
-TEST(RealRunExpertParallelErrors, TensorParallelTransformersAreBadInput) {
+// Megatron-Core routes each tensor-parallel rank's part of the sequence: experts with tensor
+// parallelism need sequence parallelism, on real ranks as there.
+TEST(RealRunExpertParallelErrors, ExpertsWithTensorParallelismNeedSequenceParallelism) {
   SKIP_WITHOUT_TORCH();
-  const CliResult r =
-      run_pipetwin(std::string("run ") + kMoe +
-                   " --set training.tensor_parallel=2 --set training.expert_parallel=1 "
-                   "--set cluster.gpus_per_node=8");
+  const std::string split = std::string(kMoe) + " " + kTp2 + " --set schedule.stages=1";
+  EXPECT_EQ(run_pipetwin("simulate " + split).exit_code, 0);
+  const CliResult r = run_pipetwin("run " + split);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("training.tensor_parallel"));
+  EXPECT_THAT(r.err, HasSubstr("training.sequence_parallel"));
+  EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
-// MoE parallel folding is simulated; the real ranks take expert groups from the replicas.
-TEST(RealRunExpertParallelErrors, FoldedExpertsAreBadInput) {
+TEST(RealRunExpertParallelErrors, HeadsThatDoNotSplitAreBadInput) {
   SKIP_WITHOUT_TORCH();
-  const std::string folded =
-      std::string(kMoe) +
-      " --set training.tensor_parallel=2 --set training.sequence_parallel=true"
-      " --set training.expert_tensor_parallel=1 --set cluster.gpus_per_node=8";
-  EXPECT_EQ(run_pipetwin("simulate " + folded).exit_code, 0);
-  const CliResult r = run_pipetwin("run " + folded);
+  const CliResult r = run_pipetwin(
+      std::string("run ") + kMoe +
+      " --set training.tensor_parallel=4 --set training.sequence_parallel=true "
+      "--set training.data_parallel=1 --set training.expert_parallel=1 --set schedule.stages=1 "
+      "--set cluster.gpus_per_node=4");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("training.expert_tensor_parallel must equal"));
-  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("model.zoo.kv_heads (2) does not split 4 ways"));
 }
 
 // The measured timeline lines up with the simulated one span for span, the all-to-alls
