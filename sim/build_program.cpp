@@ -194,6 +194,24 @@ int32_t largest_size(const std::vector<SampleRange>& ranges) {
   return largest;
 }
 
+// ZeRO's collectives as training.zero_stage, fsdp_reshard and fsdp_shard_size ask.
+Sharding sharding_of(const TrainingSpec& training) {
+  Sharding sharding;
+  sharding.zero_stage = training.zero_stage;
+  switch (training.fsdp_reshard) {
+    case proto::Training::AFTER_BACKWARD:
+      sharding.reshard = Sharding::Reshard::kAfterBackward;
+      break;
+    case proto::Training::AFTER_STEP:
+      sharding.reshard = Sharding::Reshard::kAfterStep;
+      break;
+    default:
+      sharding.reshard = Sharding::Reshard::kAfterEachPass;
+  }
+  sharding.shard_size = training.fsdp_shard_size;
+  return sharding;
+}
+
 }  // namespace
 
 PipelineLayout make_layout(const ResolvedScenario& setup,
@@ -258,11 +276,22 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
                      kFp32BytesPerParameter
                : 0.0;
   };
-  const int32_t expert_holders = setup.training.expert_data_parallel();
+  // Hybrid sharding: the state 1/S over a shard group of S GPUs instead of all holders.
+  const int32_t shard_size = setup.training.fsdp_shard_size;
+  const int32_t expert_holders =
+      shard_group_size(setup.training.expert_data_parallel(), shard_size);
+  // FSDP with the weights whole all step (fsdp_reshard AFTER_STEP) accumulates whole
+  // gradients, scattered once after the last backward.
+  const proto::Training::FsdpReshard reshard = setup.training.fsdp_reshard;
+  const auto state_bytes = [&](int32_t sharers) {
+    BytesPerParameter b = sharded(per_parameter, zero_stage, sharers);
+    if (reshard == proto::Training::AFTER_STEP) b.gradients = per_parameter.gradients;
+    return b.total();
+  };
   const auto resident_bytes = [&](const ModelLayer& layer, double parameters) {
     const double experts = expert_parameters(layer);
-    return sharded(per_parameter, zero_stage, holders).total() * (parameters - experts) +
-           sharded(per_parameter, zero_stage, expert_holders).total() * experts;
+    return state_bytes(shard_group_size(holders, shard_size)) * (parameters - experts) +
+           state_bytes(expert_holders) * experts;
   };
   const bool dualpipe = setup.schedule.kind == proto::DUALPIPE;
   // training.fp8_dispatch: of a forward's two all-to-alls, the dispatch sends the tokens in the
@@ -311,9 +340,14 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.last_layer_weight_bytes = layer_weight_bytes;
       cost.layers += 1;
       cost.weight_bytes += layer_weight_bytes;
-      // ZeRO stage 3 holds a gathered layer and the next one it prefetches.
+      // ZeRO stage 3 holds a gathered layer and the next one it prefetches; kept whole past
+      // the pass (fsdp_reshard), every layer of the device's chunks.
       if (zero_stage == 3 && holders > 1) {
-        gather_reserve[device] = std::max(gather_reserve[device], 2.0 * layer_weight_bytes);
+        if (reshard == proto::Training::AFTER_EACH_PASS) {
+          gather_reserve[device] = std::max(gather_reserve[device], 2.0 * layer_weight_bytes);
+        } else {
+          gather_reserve[device] += layer_weight_bytes;
+        }
       }
       // A frozen layer runs forward only: no backward, stash, gradient or optimizer state.
       const double resident =
@@ -501,7 +535,7 @@ Program build_program(const ResolvedScenario& setup) {
     program = add_expert_all_to_alls(program, layout, expert_overlap(setup));
   }
   if (setup.training.zero_stage > 0) {
-    program = shard_data_parallel(program, layout, setup.training.zero_stage);
+    program = shard_data_parallel(program, layout, sharding_of(setup.training));
   }
   program = bucket_gradients(program, layout, setup.training.grad_bucket_bytes);
   if (setup.training.context_parallel > 1) {

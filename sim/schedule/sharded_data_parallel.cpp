@@ -39,12 +39,61 @@ struct Entry {
 
 bool needs_weights(Op op) { return op == Op::kFwd || computes_input_gradient(op); }
 
+// Hybrid sharding's all-reduce of a reduce-scatter's shard across the shard groups: keyed
+// apart from the steps.
+int32_t replicate_key(Step step) { return kSteps + static_cast<int32_t>(step); }
+
+// Stage 3: the passes that gather their layers, by how long gathered weights stay whole.
+std::vector<char> gathering_passes(const Program& program, Sharding::Reshard reshard) {
+  std::vector<char> gathers(program.size(), 0);
+  for (int32_t device = 0; device < program.num_devices; ++device) {
+    const int32_t lane = device * kLaneCount + static_cast<int>(Lane::kCompute);
+    // Per stage: the last pass that needed the weights, and the iteration it ran in.
+    std::map<int32_t, std::pair<Op, int32_t>> last;
+    for (int32_t i = program.lane_begin[lane]; i < program.lane_begin[lane + 1]; ++i) {
+      const Instruction& ins = program.instructions[i];
+      if (!is_pass(ins.op) || !needs_weights(ins.op)) continue;
+      const auto before = last.find(ins.stage);
+      const bool first_of_iteration =
+          before == last.end() || before->second.second != ins.iteration;
+      switch (reshard) {
+        case Sharding::Reshard::kAfterEachPass:
+          gathers[i] = 1;
+          break;
+        case Sharding::Reshard::kAfterBackward:
+          gathers[i] =
+              ins.op == Op::kFwd && (first_of_iteration || before->second.first != Op::kFwd);
+          break;
+        case Sharding::Reshard::kAfterStep:
+          gathers[i] = first_of_iteration;
+          break;
+      }
+      last[ins.stage] = {ins.op, ins.iteration};
+    }
+  }
+  return gathers;
+}
+
 }  // namespace
 
+int32_t shard_group_size(int32_t members, int32_t shard_size) {
+  return shard_size > 0 && shard_size < members && members % shard_size == 0 ? shard_size : members;
+}
+
 Program shard_data_parallel(const Program& program, const PipelineLayout& layout,
-                            int32_t zero_stage) {
+                            const Sharding& sharding) {
+  const int32_t zero_stage = sharding.zero_stage;
   if (zero_stage == 0) return program;
+  // Gradients accumulated whole over the step and scattered once, as stage 1 does.
+  const bool scatter_once =
+      zero_stage == 1 || (zero_stage == 3 && sharding.reshard == Sharding::Reshard::kAfterStep);
   const int32_t n = program.size();
+  const std::vector<char> gathers =
+      zero_stage == 3 ? gathering_passes(program, sharding.reshard) : std::vector<char>(n, 0);
+  const auto shard_of = [&](int32_t group) {
+    return shard_group_size(static_cast<int32_t>(program.members_of_group(group).size()),
+                            sharding.shard_size);
+  };
   const std::vector<int32_t> position = compute_positions(program);
   const std::vector<int32_t> trigger = collective_triggers(program, position);
   const auto is_reduce = [&](int32_t i) { return program.instructions[i].op == Op::kAllreduce; };
@@ -90,7 +139,7 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
       if (!is_reduce(i)) {
         lanes[ins.device].push_back({trigger[i], Step::kKept, i, -1});
       } else {
-        if (zero_stage == 1) lanes[ins.device].push_back({trigger[i], Step::kScatterUpdate, i, i});
+        if (scatter_once) lanes[ins.device].push_back({trigger[i], Step::kScatterUpdate, i, i});
         if (zero_stage <= 2) {
           lanes[ins.device].push_back({position[optim_of[i]], Step::kGatherUpdated, i, i});
         }
@@ -100,10 +149,10 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
     const std::vector<int32_t>* own = reduces_of(ins);
     if (own == nullptr || !is_pass(ins.op)) continue;
     for (int32_t a : *own) {
-      if (zero_stage >= 2 && computes_weight_gradient(ins.op)) {
+      if (zero_stage >= 2 && !scatter_once && computes_weight_gradient(ins.op)) {
         lanes[ins.device].push_back({position[i], Step::kScatterPass, i, a});
       }
-      if (zero_stage == 3 && needs_weights(ins.op)) {
+      if (gathers[i]) {
         lanes[ins.device].push_back({position[i] - 1, Step::kGatherFirst, i, a});
         if (layout.costs[ins.stage].layers > 1 && gather_bytes(a, ins, Step::kGatherRest) > 0) {
           lanes[ins.device].push_back({position[i] - 1, Step::kGatherRest, i, a});
@@ -122,14 +171,13 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
     Instruction copy = ins;
     const std::vector<int32_t>* own = reduces_of(ins);
     if (ins.op == Op::kOptim && own != nullptr) {
-      // Each replica updates its 1/N of the reduced gradients.
+      // Each replica updates its 1/N of the reduced gradients (1/S with hybrid sharding).
       const double whole = static_cast<double>(layout.costs[ins.stage].gradient_bytes);
       double saved = 0;
       for (int32_t a : *own) {
         // With context parallelism each member stands for its C GPUs (context_parallel.h).
         const double holders =
-            static_cast<double>(program.members_of_group(program.group[a]).size()) *
-            layout.context_parallel;
+            static_cast<double>(shard_of(program.group[a])) * layout.context_parallel;
         saved += program.instructions[a].bytes * (1 - 1 / holders);
       }
       if (whole > 0) copy.compute_s *= std::max(0.0, 1 - saved / whole);
@@ -196,6 +244,20 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
           made[static_cast<size_t>(e.reduce) * kSteps + static_cast<int>(e.step)]++;
       groups[{g, static_cast<int32_t>(e.step), ordinal}].push_back({rank, made_id});
 
+      // Hybrid sharding: the scattered shard all-reduced across the shard groups, which what
+      // waited for the scatter now waits for.
+      int32_t reduced = made_id;
+      const int32_t shard = shard_of(g);
+      if ((e.step == Step::kScatterPass || e.step == Step::kScatterUpdate) &&
+          shard < static_cast<int32_t>(members.size())) {
+        Instruction across = c;
+        across.op = Op::kAllreduce;
+        across.bytes = std::llround(static_cast<double>(reduce.bytes) / shard);
+        reduced = builder.add(across);
+        builder.add_dependency(reduced, made_id);
+        groups[{g, replicate_key(e.step), ordinal}].push_back({rank, reduced});
+      }
+
       const Instruction& source = program.instructions[e.source];
       switch (e.step) {
         case Step::kGatherFirst: {
@@ -215,11 +277,11 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
           break;
         case Step::kScatterPass:
           builder.add_dependency(made_id, id[e.source]);
-          last_scatter[e.reduce] = made_id;
+          last_scatter[e.reduce] = reduced;
           break;
         case Step::kScatterUpdate:
           for (int32_t d : program.deps_of(e.reduce)) builder.add_dependency(made_id, id[d]);
-          update_scatter[e.reduce] = made_id;
+          update_scatter[e.reduce] = reduced;
           break;
         case Step::kGatherUpdated: {
           const int32_t optim = optim_of[e.reduce];
@@ -245,7 +307,7 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
     if (is_reduce(i)) continue;
     for (int32_t d : program.deps_of(i)) {
       if (is_reduce(d)) {
-        const int32_t scatter = zero_stage == 1 ? update_scatter[d] : last_scatter[d];
+        const int32_t scatter = scatter_once ? update_scatter[d] : last_scatter[d];
         if (scatter < 0) throw std::logic_error("ZeRO: " + program.describe(d) + " has no scatter");
         builder.add_dependency(id[i], scatter);
         continue;
@@ -270,9 +332,23 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
       throw std::logic_error("ZeRO: the replicas' compute lanes differ");
     }
     std::sort(ranked.begin(), ranked.end());  // the all-reduce's ring order
-    std::vector<int32_t> members;
-    for (const auto& [rank, member] : ranked) members.push_back(member);
-    builder.group(members, program.kind_of_group(std::get<0>(key)));
+    const GroupKind kind = program.kind_of_group(std::get<0>(key));
+    const int32_t whole = static_cast<int32_t>(ranked.size());
+    const int32_t shard = shard_of(std::get<0>(key));
+    if (std::get<1>(key) >= kSteps) {
+      // Across the shard groups: the members with the same place in theirs.
+      for (int32_t place = 0; place < shard; ++place) {
+        std::vector<int32_t> members;
+        for (int32_t r = place; r < whole; r += shard) members.push_back(ranked[r].second);
+        builder.group(members, kind);
+      }
+      continue;
+    }
+    for (int32_t first = 0; first < whole; first += shard) {
+      std::vector<int32_t> members;
+      for (int32_t r = first; r < first + shard; ++r) members.push_back(ranked[r].second);
+      builder.group(members, kind);
+    }
   }
   return finish_like(program, std::move(builder));
 }

@@ -15,9 +15,19 @@
 //            the pass's consumers wait for. Against layer-by-layer prefetch this is exact when
 //            a layer computes longer than the next one gathers, and at most one layer's
 //            compute early per pass otherwise.
+// How long stage 3's gathered weights stay whole (training.fsdp_reshard):
+//   after each pass: as above (FSDP2's reshard_after_forward, DeepSpeed);
+//   after backward:  a backward gathers nothing, computing with what its forward gathered; a
+//                    forward gathers unless the stage's previous pass was a forward too;
+//   after step:      only the stage's first pass of the iteration gathers, and the gradients
+//                    are reduce-scattered once, after its last backward (as stage 1 does),
+//                    with no gather after the update (the next iteration's first pass does it).
 // Each new collective groups the same step of every member of the all-reduce it replaces,
-// in the same ring order. Runs after the expert all-to-alls and before the tensor-parallel
-// expansion, which copies every collective onto the T GPUs of its stage.
+// in the same ring order. Hybrid sharding (training.fsdp_shard_size S) cuts each group of N
+// members into N / S consecutive shard groups, and follows every reduce-scatter with an
+// all-reduce of its 1/S shard among the members with the same place in their shard groups.
+// Runs after the expert all-to-alls and before the tensor-parallel expansion, which copies
+// every collective onto the T GPUs of its stage.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +37,21 @@
 
 namespace pipetwin {
 
+struct Sharding {
+  int32_t zero_stage = 0;
+  enum class Reshard {
+    kAfterEachPass,
+    kAfterBackward,
+    kAfterStep
+  } reshard = Reshard::kAfterEachPass;
+  int32_t shard_size = 0;  // members per shard group; 0: the whole group
+};
+
+// The members of one shard group out of a group of `members` (the whole group where S does
+// not cut it evenly).
+int32_t shard_group_size(int32_t members, int32_t shard_size);
+
 Program shard_data_parallel(const Program& program, const PipelineLayout& layout,
-                            int32_t zero_stage);
+                            const Sharding& sharding);
 
 }  // namespace pipetwin

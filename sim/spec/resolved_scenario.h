@@ -58,6 +58,11 @@ struct TrainingSpec {
   // GPUs that split each expert's width (training.expert_tensor_parallel): 1 or
   // tensor_parallel; 0 stands for tensor_parallel.
   int32_t expert_tensor_parallel = 0;
+  // ZeRO-3 / FSDP: how long gathered weights stay whole (training.fsdp_reshard), and the
+  // replicas of one shard group under hybrid sharding (training.fsdp_shard_size; 0: all);
+  // sim/schedule/sharded_data_parallel.h.
+  proto::Training::FsdpReshard fsdp_reshard = proto::Training::AFTER_EACH_PASS;
+  int32_t fsdp_shard_size = 0;
   // Expert all-to-alls under the next pass of the other direction
   // (training.overlap_moe_expert_parallel_comm; sim/schedule/expert_all_to_all.h)
   bool overlap_moe_expert_parallel_comm = false;

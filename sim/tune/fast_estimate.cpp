@@ -46,6 +46,11 @@ ComputeOrder order_of(const ResolvedScenario& setup, const PipelineLayout& layou
 }  // namespace
 
 bool has_fast_estimate(const ResolvedScenario& setup) {
+  // Hybrid sharding and weights kept whole past their pass are the engines' alone.
+  if (setup.training.fsdp_shard_size != 0 ||
+      setup.training.fsdp_reshard != proto::Training::AFTER_EACH_PASS) {
+    return false;
+  }
   switch (setup.schedule.kind) {
     case proto::GPIPE:
     case proto::ONE_F_ONE_B:

@@ -329,5 +329,32 @@ TEST_F(ScenarioErrors, TyposSuggestTheNearestName) {
   EXPECT_THAT(r.err, HasSubstr("did you mean 'simgrid'?"));
 }
 
+// FSDP's reshard and hybrid sharding need a ZeRO stage to act on, and shard groups that tile
+// the data-parallel replicas.
+TEST_F(ScenarioErrors, FsdpVariantsThatDoNotApply) {
+  const std::string fsdp = "--set training.zero_stage=FSDP ";
+  EXPECT_EQ(simulate(kExperts, fsdp + "--set training.fsdp_reshard=AFTER_STEP "
+                                      "--set training.fsdp_shard_size=4")
+                .exit_code,
+            0);
+  const auto expect_refused = [&](const CliResult& r, const std::string& field,
+                                  const std::string& problem) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(field + ": "));
+    EXPECT_THAT(r.err, HasSubstr(problem));
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  };
+  expect_refused(simulate(kExperts, "--set training.fsdp_reshard=AFTER_BACKWARD"),
+                 "training.fsdp_reshard", "training.zero_stage: 3");
+  expect_refused(simulate(kExperts,
+                          "--set training.zero_stage=ZERO_2 "
+                          "--set training.fsdp_reshard=AFTER_STEP"),
+                 "training.fsdp_reshard", "training.zero_stage: 3");
+  expect_refused(simulate(kExperts, "--set training.fsdp_shard_size=2"), "training.fsdp_shard_size",
+                 "needs a training.zero_stage");
+  expect_refused(simulate(kExperts, fsdp + "--set training.fsdp_shard_size=3"),
+                 "training.fsdp_shard_size", "must divide the 8");
+}
+
 }  // namespace
 }  // namespace pipetwin

@@ -15,8 +15,11 @@
 
 #include "random_setup.h"
 #include "random_trials.h"
+#include "same_times.h"
 #include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
+#include "sim/model/training_memory.h"
+#include "sim/simgrid/simgrid_executor.h"
 
 namespace pipetwin {
 namespace {
@@ -219,6 +222,166 @@ TEST(ShardedDataParallel, StageThreeClosedForms) {
     r.bwd_s = 2e-3;
     const ResolvedScenario setup = replicated(r, 3);
     EXPECT_NEAR(iteration_s(build_program(setup), setup.cluster), 12 * 5e-3, 1e-12);
+  }
+}
+
+}  // namespace
+}  // namespace pipetwin
+
+namespace pipetwin {
+namespace {
+
+// The FSDP variants: how long gathered weights stay whole (training.fsdp_reshard) and hybrid
+// sharding (training.fsdp_shard_size).
+ResolvedScenario fsdp(const Replicated& r, proto::Training::FsdpReshard reshard,
+                      int32_t shard_size = 0, int32_t zero_stage = 3) {
+  ResolvedScenario setup = replicated(r, zero_stage);
+  setup.training.fsdp_reshard = reshard;
+  setup.training.fsdp_shard_size = shard_size;
+  return setup;
+}
+
+// Per device, the passes that wait for a gather of their first layer (a gather of one layer).
+std::map<int32_t, std::vector<Op>> gathering_passes(const Program& p) {
+  std::map<int32_t, std::vector<Op>> passes;
+  for (int32_t i = 0; i < p.size(); ++i) {
+    if (!is_pass(p.instructions[i].op)) continue;
+    for (int32_t d : p.deps_of(i)) {
+      const Instruction& dep = p.instructions[d];
+      if (dep.op == Op::kAllGather && dep.collectives == 1) {
+        passes[p.instructions[i].device].push_back(p.instructions[i].op);
+      }
+    }
+  }
+  return passes;
+}
+
+// reshard_after_forward False: no backward gathers; under GPipe only the first forward does
+// (the forwards follow each other), under 1F1B's last stage every forward (a backward
+// resharded the weights before it).
+TEST(ShardedDataParallel, WeightsKeptUntilTheBackwardAreGatheredByForwardsOnly) {
+  Replicated r;
+  r.layers_per_stage = 3;
+  for (proto::ScheduleKind kind : {proto::GPIPE, proto::ONE_F_ONE_B}) {
+    r.kind = kind;
+    const Program p = build_program(fsdp(r, proto::Training::AFTER_BACKWARD));
+    const auto passes = gathering_passes(p);
+    for (int32_t d = 0; d < p.num_devices; ++d) {
+      const std::vector<Op>& gathered = passes.at(d);
+      for (Op op : gathered) EXPECT_EQ(op, Op::kFwd) << d;
+      const bool last_stage = d % r.stages == r.stages - 1;
+      const size_t expected =
+          kind == proto::GPIPE ? 1 : (last_stage ? r.microbatches : gathered.size());
+      EXPECT_EQ(gathered.size(), expected) << d;
+      if (kind == proto::ONE_F_ONE_B && !last_stage) {
+        // Stage 0 runs 1 forward of warm-up: F F B F B F B B, gathering at F0, F2, F3.
+        EXPECT_EQ(gathered.size(), static_cast<size_t>(r.microbatches - 1)) << d;
+      }
+    }
+  }
+}
+
+// As torch.distributed.pipelining runs FSDP2: one gather per stage per iteration (its first
+// pass), one reduce-scatter after its last backward, no gather after the update.
+TEST(ShardedDataParallel, WeightsKeptForTheStepAreGatheredAndScatteredOnce) {
+  Replicated r;
+  r.layers_per_stage = 3;
+  const Program p = build_program(fsdp(r, proto::Training::AFTER_STEP));
+  const auto passes = gathering_passes(p);
+  std::map<int32_t, int32_t> scatters;
+  for (int32_t i = 0; i < p.size(); ++i) {
+    const Instruction& ins = p.instructions[i];
+    if (ins.op == Op::kReduceScatter) scatters[ins.device] += 1;
+    if (ins.op != Op::kAllGather) continue;
+    for (int32_t d : p.deps_of(i)) EXPECT_NE(p.instructions[d].op, Op::kOptim);
+  }
+  for (int32_t d = 0; d < p.num_devices; ++d) {
+    EXPECT_EQ(passes.at(d).size(), 1u) << d;
+    EXPECT_EQ(passes.at(d).front(), Op::kFwd) << d;
+    EXPECT_EQ(scatters[d], 1) << d;
+  }
+}
+
+// With free links every variant's step is compute alone: 2 stages of 1F1B, 4 microbatches.
+TEST(ShardedDataParallel, FreeLinksMakeEveryFsdpVariantComputeAlone) {
+  Replicated r;
+  r.link = {1e30, 0.0};
+  const ResolvedScenario plain = replicated(r, 0);
+  const double compute = iteration_s(build_program(plain), plain.cluster);
+  for (auto reshard : {proto::Training::AFTER_EACH_PASS, proto::Training::AFTER_BACKWARD,
+                       proto::Training::AFTER_STEP}) {
+    for (int32_t shard : {0, 2}) {
+      const ResolvedScenario setup = fsdp(r, reshard, shard);
+      EXPECT_NEAR(iteration_s(build_program(setup), setup.cluster), compute, 1e-9)
+          << proto::Training::FsdpReshard_Name(reshard) << " shard " << shard;
+    }
+  }
+}
+
+// Hybrid sharding over 4 replicas in shard groups of 2: each reduce-scatter and all-gather
+// among a shard group (replicas 0-1, 2-3), each scatter followed by an all-reduce of its half
+// among the replicas with the same place (0 and 2, 1 and 3); each replica keeps half of the
+// optimizer state where full sharding keeps a quarter.
+TEST(ShardedDataParallel, HybridShardingShardsWithinGroupsAndReducesAcross) {
+  Replicated r;
+  r.stages = 1;
+  for (int32_t stage : {1, 2, 3}) {
+    const ResolvedScenario setup = fsdp(r, proto::Training::AFTER_EACH_PASS, 2, stage);
+    const Program p = build_program(setup);
+    int scatters = 0, across = 0;
+    for (int32_t g = 0; g < p.num_groups(); ++g) {
+      const auto members = p.members_of_group(g);
+      const Instruction& first = p.instructions[members.front()];
+      if (!first.data_parallel) continue;
+      std::set<int32_t> devices;
+      for (int32_t m : members) devices.insert(p.instructions[m].device);
+      ASSERT_EQ(devices.size(), 2u) << p.describe(members.front());
+      if (first.op == Op::kAllreduce) {
+        EXPECT_EQ(*devices.rbegin() - *devices.begin(), 2) << "across the shard groups";
+        EXPECT_EQ(first.bytes, 2 * r.parameter_bytes / 2) << "half of a stage's 2 layers";
+        across += 1;
+      } else {
+        EXPECT_EQ(*devices.begin() % 2, 0) << "within a shard group";
+        EXPECT_EQ(*devices.rbegin() - *devices.begin(), 1);
+        scatters += first.op == Op::kReduceScatter;
+      }
+    }
+    EXPECT_EQ(across, scatters) << "stage " << stage;
+    EXPECT_GT(scatters, 0);
+    // Resident state: the sharded kinds of bytes at 1/2 instead of 1/4, for the stage's 2
+    // layers of parameter_bytes / 4 parameters each.
+    const PipelineLayout hybrid = make_layout(setup, place_layers(setup));
+    const ResolvedScenario full_setup = fsdp(r, proto::Training::AFTER_EACH_PASS, 0, stage);
+    const PipelineLayout full = make_layout(full_setup, place_layers(full_setup));
+    const BytesPerParameter b = bytes_per_parameter(setup.training);
+    const double per_parameter =
+        b.optimizer + (stage >= 2 ? b.gradients : 0) + (stage >= 3 ? b.weights : 0);
+    const double parameters = 2.0 * static_cast<double>(r.parameter_bytes) / 4;
+    EXPECT_NEAR(static_cast<double>(hybrid.static_bytes[0] - full.static_bytes[0]),
+                parameters * per_parameter * (1.0 / 2 - 1.0 / 4), 2)
+        << "stage " << stage;
+  }
+}
+
+// Exact SimGrid gives the analytic engine's times on every FSDP variant, under 1F1B with two
+// stages and ZB-H1.
+TEST(ShardedDataParallel, SimgridReproducesAnalyticTimesOnFsdpVariants) {
+  for (proto::ScheduleKind kind : {proto::ONE_F_ONE_B, proto::ZB_H1}) {
+    for (auto reshard : {proto::Training::AFTER_EACH_PASS, proto::Training::AFTER_BACKWARD,
+                         proto::Training::AFTER_STEP}) {
+      for (int32_t shard : {0, 2}) {
+        SCOPED_TRACE(proto::Training::FsdpReshard_Name(reshard) + " shard " +
+                     std::to_string(shard) + " " + proto::ScheduleKind_Name(kind));
+        Replicated r;
+        r.kind = kind;
+        r.link = {20e9, 2e-6};
+        ResolvedScenario setup = fsdp(r, reshard, shard);
+        setup.simgrid.exact = true;
+        const Program p = build_program(setup);
+        testing::expect_same_times(p, run_analytic(p, setup.cluster),
+                                   run_simgrid(p, setup.cluster, setup.simgrid));
+      }
+    }
   }
 }
 
