@@ -391,8 +391,15 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       const double stash =
           per_gpu_bytes(layer.stash_bytes_per_sample, layer.tp_undivided_stash_bytes_per_sample);
       cost.stash_bytes_per_sample += stash;
-      // W's share of the stash shrinks with tensor parallelism as the whole stash does.
-      if (layer.stash_bytes_per_sample > 0) {
+      // W's share of the stash shrinks with tensor parallelism as the whole stash does (with
+      // full recomputation, as the rebuilt one does).
+      if (layer.weight_stash_rebuilt && layer.transient_bytes_per_sample > 0) {
+        cost.bwd_weight_stash_bytes_per_sample +=
+            weight_gradient_stash_per_sample(layer) *
+            per_gpu_bytes(layer.transient_bytes_per_sample,
+                          layer.transient_undivided_bytes_per_sample) /
+            layer.transient_bytes_per_sample;
+      } else if (layer.stash_bytes_per_sample > 0) {
         cost.bwd_weight_stash_bytes_per_sample +=
             weight_gradient_stash_per_sample(layer) * stash / layer.stash_bytes_per_sample;
       }

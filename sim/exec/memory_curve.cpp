@@ -66,9 +66,10 @@ MemoryCurve memory_curve(const Program& program, const ExecutionTimes& times) {
         if (instr.stash_bytes > 0) events.push_back({times.start_s[i], instr.stash_bytes, i});
         break;
       case Op::kBwd:
-      case Op::kBwdInput:   // frees what the weight gradients do not need ...
+      case Op::kBwdInput:   // frees what the weight gradients do not need (with full
+                            // recomputation, holds what it rebuilt for them: negative) ...
       case Op::kBwdWeight:  // ... and the rest
-        if (instr.stash_bytes > 0) events.push_back({times.end_s[i], -instr.stash_bytes, i});
+        if (instr.stash_bytes != 0) events.push_back({times.end_s[i], -instr.stash_bytes, i});
         break;
       case Op::kSendStash:  // the stash has left the forward device
         if (instr.stash_bytes > 0) events.push_back({times.end_s[i], -instr.stash_bytes, i});

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/model/backward_split.h"
+
 namespace pipetwin {
 namespace {
 
@@ -40,6 +42,10 @@ void apply_activation_recompute(ModelSpec& model, proto::Training::Recompute mod
       layer.bwd.flops_per_sample += layer.attention_flops_per_sample;
       layer.bwd.seconds_per_sample += layer.attention_memory_seconds_per_sample;
     } else {
+      // Zero-bubble schedules: W needs its share of the former stash, which B's rerun of the
+      // forward rebuilds and holds until W.
+      layer.bwd_weight_stash_bytes_per_sample = weight_gradient_stash_per_sample(layer);
+      layer.weight_stash_rebuilt = true;
       layer.transient_bytes_per_sample = layer.stash_bytes_per_sample;
       layer.transient_undivided_bytes_per_sample = layer.tp_undivided_stash_bytes_per_sample;
       layer.stash_bytes_per_sample = layer.checkpoint_bytes_per_sample;

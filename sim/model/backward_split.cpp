@@ -43,6 +43,7 @@ LayerCost input_gradient_cost(const ModelLayer& layer) {
 
 double weight_gradient_stash_per_sample(const ModelLayer& layer) {
   if (!layer.bwd_weight_stash_bytes_per_sample) return layer.stash_bytes_per_sample;
+  if (layer.weight_stash_rebuilt) return *layer.bwd_weight_stash_bytes_per_sample;
   return std::min(*layer.bwd_weight_stash_bytes_per_sample, layer.stash_bytes_per_sample);
 }
 

@@ -9,7 +9,8 @@ namespace pipetwin {
 namespace {
 
 // What zero-bubble schedules do not combine with: each would need its own rules for the
-// split backward (which half offloads, freezes or moves).
+// split backward (which half offloads or freezes). Recomputation does combine: B reruns the
+// forward and holds what W needs until W (sim/model/activation_recompute.h).
 void check_zero_bubble_combinations(const ScenarioChecker& check, const proto::Scenario& s) {
   const std::string kind = proto::ScheduleKind_Name(s.schedule().kind());
   if (s.schedule().has_offload()) {
@@ -21,12 +22,6 @@ void check_zero_bubble_combinations(const ScenarioChecker& check, const proto::S
     check.fail("freeze", kind +
                              " does not freeze layers (use GPIPE, ONE_F_ONE_B or "
                              "INTERLEAVED_ONE_F_ONE_B)");
-  }
-  if (s.training().recompute() != proto::Training::NONE) {
-    check.fail("training.recompute",
-               kind +
-                   " does not recompute activations (W would need the rebuilt activations "
-                   "held from B to W)");
   }
 }
 

@@ -26,12 +26,13 @@ ComputeIds empty_ids(const LoweringContext& context) {
 }
 
 // What a FWD allocates and a BWD frees; a split backward frees it in two parts, the
-// weight gradients' share when BWD_WEIGHT ends and the rest when BWD_INPUT ends.
+// weight gradients' share when BWD_WEIGHT ends and the rest when BWD_INPUT ends. With full
+// recomputation W's share is rebuilt by BWD_INPUT and exceeds the checkpoint: BWD_INPUT then
+// frees a negative amount (holds more when it ends).
 int64_t stash_freed(const StageCost& cost, Op op, int32_t samples) {
   const int64_t whole = std::llround(cost.stash_bytes_per_sample * samples);
   if (op != Op::kBwdInput && op != Op::kBwdWeight) return whole;
-  const int64_t weight_share =
-      std::min<int64_t>(whole, std::llround(cost.bwd_weight_stash_bytes_per_sample * samples));
+  const int64_t weight_share = std::llround(cost.bwd_weight_stash_bytes_per_sample * samples);
   return op == Op::kBwdWeight ? weight_share : whole - weight_share;
 }
 

@@ -148,6 +148,10 @@ struct ModelLayer {
   // (sim/model/backward_split.h).
   std::optional<LayerCost> bwd_weight;
   std::optional<double> bwd_weight_stash_bytes_per_sample;
+  // Full recomputation: B reruns the forward and rebuilds the activations W needs, which it
+  // holds from B to W; bwd_weight_stash_bytes_per_sample is then what B rebuilds for W, more
+  // than the checkpoint the forward keeps.
+  bool weight_stash_rebuilt = false;
   MoeLayerCost moe;
   // Expert parallelism: the all-to-alls of one forward and of one backward among the layer's
   // expert-parallel GPUs, each of moe.dispatch_bytes_per_sample (set by apply_expert_parallel).

@@ -195,7 +195,7 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
           fwd_end[at(c, m)] = ready;
           if (chunk.stash_bytes > 0) events[d].push_back({start, chunk.stash_bytes});
         } else {
-          if (const int64_t freed = stash_freed(chunk, a.op); freed > 0) {
+          if (const int64_t freed = stash_freed(chunk, a.op); freed != 0) {
             events[d].push_back({end, -freed});
           }
           if (a.op != Op::kBwdWeight) {

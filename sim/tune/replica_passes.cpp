@@ -174,9 +174,8 @@ PipelinePasses replica_passes(const ResolvedScenario& setup, const PipelineLayou
     // As lowering rounds them (lowering_compute.cpp, lowering_transfers.cpp).
     const int64_t whole = std::llround(cost.stash_bytes_per_sample * samples);
     t.stash_bytes = std::llround(whole * kept);
-    t.weight_stash_bytes = std::llround(
-        std::min<int64_t>(whole, std::llround(cost.bwd_weight_stash_bytes_per_sample * samples)) *
-        kept);
+    t.weight_stash_bytes =
+        std::llround(std::llround(cost.bwd_weight_stash_bytes_per_sample * samples) * kept);
     if (!t.first && layout.stage_device[c - 1] != device) {
       t.fwd_input_bytes = std::llround(layout.costs[c - 1].output_bytes_per_sample * samples);
     }

@@ -309,10 +309,6 @@ void add_schedules(const TuneConfig& layout, const TuneSpace& space, int32_t lay
 void add_memory_choices(const TuneConfig& scheduled, const TuneSpace& space, SkipCounts& skipped,
                         std::vector<TuneConfig>& out) {
   for (proto::Training::Recompute recompute : space.recompute) {
-    if (recompute != proto::Training::NONE && is_zero_bubble(scheduled.schedule)) {
-      skipped["zero-bubble schedules do not recompute activations"] += 1;
-      continue;
-    }
     for (int32_t zero : space.zero_stages) {
       if (zero > 0 &&
           static_cast<int64_t>(scheduled.data_parallel) * scheduled.context_parallel == 1) {

@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
+#include <tuple>
 
 #include "cli_runner.h"
 #include "same_times.h"
@@ -143,8 +145,6 @@ TEST(ZeroBubbleScenario, BadSettingsNameTheField) {
       {"builtin:offload-gpt-a100", "schedule.kind=ZB_H2 --set schedule.offload.policy=ALL",
        "schedule.offload", "does not offload"},
       {"builtin:freezepipe-gpt-8gpu", "schedule.kind=ZB_H1", "freeze", "does not freeze"},
-      {"builtin:gpt-8gpu-1f1b", "schedule.kind=ZB_V --set training.recompute=FULL",
-       "training.recompute", "does not recompute"},
       {"builtin:uniform", "schedule.kind=ZB_H1 --set model.layers[0].bwd_weight_ms=3",
        "model.layers[0].bwd_weight_ms", "exceeds bwd_ms"},
       {"builtin:uniform", "schedule.kind=ZB_H1 --set model.layers[1].bwd_weight_fixed_ms=1",
@@ -168,6 +168,66 @@ TEST(ZeroBubbleScenario, SimulateRunsEveryKindFromTheCommandLine) {
         kind);
     EXPECT_EQ(r.exit_code, 0) << kind << ": " << r.err;
     EXPECT_THAT(r.out, HasSubstr("\"iteration_time_s\"")) << kind;
+  }
+}
+
+// Full recomputation under the zero-bubble schedules: a forward keeps only its blocks'
+// checkpoints; B reruns the forward (its time is B's plus F's) and rebuilds the activations W
+// needs, holding them until W; W computes and frees exactly what it held without
+// recomputation. Selective recomputation keeps W's share and frees the attention core in B.
+TEST(ZeroBubbleScenario, RecomputationHoldsWhatWNeedsFromBToW) {
+  for (const char* kind : {"ZB_H1", "ZB_V"}) {
+    SCOPED_TRACE(kind);
+    const std::vector<std::string> schedule = {std::string("schedule.kind=") + kind,
+                                               "schedule.stages=2"};
+    std::vector<std::string> full = schedule;
+    full.push_back("training.recompute=FULL");
+    const ResolvedScenario plain_setup = resolved("builtin:gpt-8gpu-1f1b", schedule);
+    ResolvedScenario recomputed_setup = resolved("builtin:gpt-8gpu-1f1b", full);
+    recomputed_setup.schedule.partition = place_layers(plain_setup);  // the same layers
+    // Each pass by what it is: op, stage, microbatch, iteration.
+    using Key = std::tuple<Op, int32_t, int32_t, int32_t>;
+    const auto passes = [](const Program& p) {
+      std::map<Key, Instruction> by_key;
+      for (const Instruction& ins : p.instructions) {
+        if (is_pass(ins.op)) by_key[{ins.op, ins.stage, ins.microbatch, ins.iteration}] = ins;
+      }
+      return by_key;
+    };
+    const auto plain = passes(build_program(plain_setup));
+    const auto recomputed = passes(build_program(recomputed_setup));
+    ASSERT_EQ(plain.size(), recomputed.size());
+    int rebuilt = 0;
+    for (const auto& [key, a] : plain) {
+      const Instruction& b = recomputed.at(key);
+      const auto [op, stage, microbatch, iteration] = key;
+      const Instruction& fwd = plain.at({Op::kFwd, stage, microbatch, iteration});
+      switch (op) {
+        case Op::kFwd:
+          EXPECT_LT(b.stash_bytes, a.stash_bytes);
+          break;
+        case Op::kBwdWeight:
+          EXPECT_EQ(b.stash_bytes, a.stash_bytes);
+          EXPECT_NEAR(b.compute_s, a.compute_s, 1e-12);
+          break;
+        case Op::kBwdInput: {
+          // The blocks rerun their forward (the embedding and the head keep their
+          // activations), at most the whole forward's time more.
+          EXPECT_GT(b.compute_s, a.compute_s);
+          EXPECT_LE(b.compute_s, a.compute_s + fwd.compute_s + 1e-12);
+          const int64_t checkpoint =
+              recomputed.at({Op::kFwd, stage, microbatch, iteration}).stash_bytes;
+          const int64_t weight_share =
+              plain.at({Op::kBwdWeight, stage, microbatch, iteration}).stash_bytes;
+          EXPECT_EQ(b.stash_bytes, checkpoint - weight_share);
+          rebuilt += b.stash_bytes < 0;
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    EXPECT_GT(rebuilt, 0) << "B holds more than the checkpoint when it ends";
   }
 }
 
