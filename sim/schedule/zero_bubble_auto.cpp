@@ -35,6 +35,10 @@ double pass_seconds(const ChunkPassCosts& c, Op op) {
   return op == Op::kFwd ? c.fwd_s : op == Op::kBwdInput ? c.bwd_input_s : c.bwd_weight_s;
 }
 
+// The most one microbatch holds of a stage's stash at once: its forward's, or with full
+// recomputation W's share rebuilt by B (more than the checkpoint). The memory limit's unit.
+double microbatch_peak(const ChunkPassCosts& c) { return std::max(c.stash, c.weight_stash); }
+
 // What a pass does to its stage's held stash: F allocates it, B frees all but W's share,
 // W frees that share.
 double stash_change(const ChunkPassCosts& c, Op op) {
@@ -64,7 +68,7 @@ class GreedyScheduler {
         next_bwd_(K_, 0),
         pending_(K_),
         order_(K_) {
-    for (const ChunkPassCosts& c : costs.stages) limit_.push_back(limit * c.stash);
+    for (const ChunkPassCosts& c : costs.stages) limit_.push_back(limit * microbatch_peak(c));
   }
 
   ComputeOrder run() && {
@@ -142,7 +146,9 @@ class GreedyScheduler {
 
 bool fits(const OrderTiming& timing, const LinearPipelineCosts& costs, double limit) {
   for (size_t s = 0; s < costs.stages.size(); ++s) {
-    if (timing.peak_stash[s] > limit * costs.stages[s].stash * (1 + 1e-9) + 1e-300) return false;
+    if (timing.peak_stash[s] > limit * microbatch_peak(costs.stages[s]) * (1 + 1e-9) + 1e-300) {
+      return false;
+    }
   }
   return true;
 }
@@ -224,9 +230,12 @@ std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
   orders.push_back(zb_h2_order(K, microbatches));
   orders.push_back(split_backwards(one_f_one_b_order(K, microbatches)));
   std::vector<OrderTiming> timings;
-  for (const ComputeOrder& order : orders) {
-    OrderTiming timing = time_linear_order(order, microbatches, costs);
-    if (fits(timing, costs, limit_microbatches)) timings.push_back(std::move(timing));
+  for (size_t k = 0; k < orders.size(); ++k) {
+    OrderTiming timing = time_linear_order(orders[k], microbatches, costs);
+    // 1F1B with split backwards (the last) stands in when nothing fits the limit.
+    const bool last_resort = k + 1 == orders.size() && timings.empty();
+    if (last_resort || fits(timing, costs, limit_microbatches))
+      timings.push_back(std::move(timing));
   }
   std::stable_sort(timings.begin(), timings.end(), [](const OrderTiming& a, const OrderTiming& b) {
     return a.makespan_s < b.makespan_s;

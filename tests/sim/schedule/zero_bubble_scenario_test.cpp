@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
 #include <tuple>
 
@@ -13,9 +14,12 @@
 #include "same_times.h"
 #include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
+#include "sim/pipeline_pass_costs.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
+#include "sim/schedule/zero_bubble_auto.h"
 #include "sim/simgrid/simgrid_executor.h"
+#include "sim/tune/fast_estimate.h"
 
 namespace pipetwin {
 namespace {
@@ -176,7 +180,7 @@ TEST(ZeroBubbleScenario, SimulateRunsEveryKindFromTheCommandLine) {
 // needs, holding them until W; W computes and frees exactly what it held without
 // recomputation. Selective recomputation keeps W's share and frees the attention core in B.
 TEST(ZeroBubbleScenario, RecomputationHoldsWhatWNeedsFromBToW) {
-  for (const char* kind : {"ZB_H1", "ZB_V"}) {
+  for (const char* kind : {"ZB_H1", "ZB_V", "ZB_AUTO"}) {
     SCOPED_TRACE(kind);
     const std::vector<std::string> schedule = {std::string("schedule.kind=") + kind,
                                                "schedule.stages=2"};
@@ -228,6 +232,25 @@ TEST(ZeroBubbleScenario, RecomputationHoldsWhatWNeedsFromBToW) {
       }
     }
     EXPECT_GT(rebuilt, 0) << "B holds more than the checkpoint when it ends";
+  }
+}
+
+// ZB_AUTO's memory limit counts what one microbatch holds at most, which with full
+// recomputation is W's rebuilt share: on the 70B model every limit from 1 microbatch up
+// leaves candidates, and the fast evaluator times them as the engine does.
+TEST(ZeroBubbleScenario, AutomaticScheduleFindsOrdersUnderRecomputation) {
+  for (const char* limit : {"1", "2", "8"}) {
+    SCOPED_TRACE(limit);
+    const ResolvedScenario setup = resolved(
+        "builtin:llama3-70b-1024gpu", {"schedule.kind=ZB_AUTO", "training.recompute=FULL",
+                                       std::string("schedule.memory_limit_microbatches=") + limit});
+    const PipelineLayout layout = make_layout(setup, place_layers(setup));
+    EXPECT_FALSE(zb_auto_candidates(setup.training.microbatches,
+                                    linear_pipeline_costs(setup, layout), std::stod(limit))
+                     .empty());
+    const std::optional<FastEstimate> fast = estimate_fast(setup);
+    ASSERT_TRUE(fast.has_value());
+    EXPECT_GT(fast->iteration_time_s, 0);
   }
 }
 
