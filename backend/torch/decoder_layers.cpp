@@ -203,8 +203,7 @@ torch::nn::AnyModule make_decoder_layer(const ZooArchitecture& arch, const ArchL
     case ArchKind::kDecoderEmbedding:
       return torch::nn::AnyModule(DecoderEmbedding(t.vocab, t.hidden, tensor_parallel));
     case ArchKind::kDecoderBlock:
-      return torch::nn::AnyModule(
-          DecoderBlock(t, layer.block, expert_parallel, tensor_parallel));
+      return torch::nn::AnyModule(DecoderBlock(t, layer.block, expert_parallel, tensor_parallel));
     case ArchKind::kDecoderHead:
       return torch::nn::AnyModule(DecoderHead(t.hidden, t.vocab, t.rms_norm, tensor_parallel));
     default:
@@ -243,14 +242,14 @@ std::string decoder_tensor_parallel_unsupported(const ZooArchitecture& arch, int
   const TransformerShape& t = arch.transformer;
   const auto indivisible = [&](const std::string& field, int64_t value) {
     return "model.zoo." + field + " (" + std::to_string(value) + ") does not split " +
-           std::to_string(size) + " ways (training.tensor_parallel: " + std::to_string(size) +
-           ")";
+           std::to_string(size) + " ways (training.tensor_parallel: " + std::to_string(size) + ")";
   };
   if (t.heads % size != 0) return indivisible("heads", t.heads);
   if (t.kv_heads % size != 0) return indivisible("kv_heads", t.kv_heads);
   if (t.vocab % size != 0) {
-    return indivisible("vocab", t.vocab) + ": real ranks split the embedding and the logits "
-                                           "by vocabulary";
+    return indivisible("vocab", t.vocab) +
+           ": real ranks split the embedding and the logits "
+           "by vocabulary";
   }
   if (sequence_parallel && arch.seq_len % size != 0) {
     return indivisible("seq_len", arch.seq_len) + " for training.sequence_parallel";

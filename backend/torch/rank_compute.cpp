@@ -11,8 +11,9 @@ namespace pipetwin {
 
 // The stage's update; with weight stashing the next forward takes a copy of the new weights.
 void RankExecutor::update(const Instruction& ins) {
-  if (const auto sharded = zero_.find(ins.stage); sharded != zero_.end()) {
-    return sharded->second->step();  // ZeRO: this rank's shards only (rank_zero.cpp)
+  if (const std::vector<ZeroShards*> parts = shards_of(ins.stage); !parts.empty()) {
+    for (ZeroShards* shards : parts) shards->step();  // ZeRO: this rank's shards only
+    return;
   }
   const auto [first, last] = layers_[ins.stage];
   collectives_.reduce_sequence_parallel_gradients(stages_.at(ins.stage));

@@ -209,11 +209,15 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
     return "real ranks run whole sequences: training.context_parallel is simulated "
            "(pipetwin simulate) and replayed on GPUs (run --backend cuda)";
   }
-  if (setup.training.zero_stage > 0 &&
-      (setup.training.tensor_parallel > 1 || setup.training.expert_parallel > 1)) {
+  if (setup.training.zero_stage > 0 && setup.training.tensor_parallel > 1) {
     return "real ranks shard ZeRO's state over data-parallel replicas of whole layers: not with "
-           "training.tensor_parallel or training.expert_parallel; simulate it with pipetwin "
-           "simulate";
+           "training.tensor_parallel; simulate it with pipetwin simulate";
+  }
+  if (setup.training.zero_stage > 0 &&
+      (setup.training.fsdp_shard_size != 0 ||
+       setup.training.fsdp_reshard != proto::Training::AFTER_EACH_PASS)) {
+    return "real ranks shard as FSDP does by default: training.fsdp_reshard and "
+           "training.fsdp_shard_size are simulated (pipetwin simulate)";
   }
   if (setup.training.expert_parallel > 1 && setup.freeze.enabled) {
     return "real ranks do not freeze layers whose experts are spread over ranks "

@@ -104,10 +104,15 @@ class RankExecutor : public LaneDevice {
   WeightStash weights_;          // weight versions (asynchronous pipelines)
   RankCollectives collectives_;  // groups and gradient all-reduces
   int32_t zero_stage_ = 0;       // training.zero_stage
-  // ZeRO: per stage whose replicas shard it, the shards, and one of its collectives (whose
-  // group is the stage's data-parallel group).
-  std::map<int32_t, std::unique_ptr<ZeroShards>> zero_;
-  std::map<int32_t, int32_t> zero_collective_;
+  // ZeRO: per stage whose replicas shard it and per kind of parameter (true: the experts'),
+  // the shards, and one of their collectives (whose group holds the same parameters; -1 for
+  // experts that no other rank holds).
+  using ShardedPart = std::pair<int32_t, bool>;
+  std::map<ShardedPart, std::unique_ptr<ZeroShards>> zero_;
+  std::map<ShardedPart, int32_t> zero_collective_;
+  // The parts of stage s that are sharded.
+  std::vector<ZeroShards*> shards_of(int32_t s);
+  ShardedPart part_of(int32_t collective) const;
   PointToPoint wire_;                   // transfers and their measured bytes
   std::vector<double> gradient_norms_;  // [interval * layers + layer]
   std::vector<double> losses_;

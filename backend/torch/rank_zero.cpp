@@ -3,40 +3,88 @@
 // and what a pass does around them: it waits for its stage's weights to be gathered, and a
 // backward hands its gradients over to its scatter (stages 2 and 3).
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
+#include "backend/torch/decoder_layers.h"
 #include "backend/torch/rank_executor_state.h"
 
 namespace pipetwin {
 
+namespace {
+
+// A stage's trainable parameters, per layer: all, or only its experts' (`experts` true) or
+// only the others (false).
+std::vector<std::vector<torch::Tensor>> parameters_of(torch::nn::Sequential& stage,
+                                                      std::optional<bool> experts) {
+  std::vector<std::vector<torch::Tensor>> parameters;
+  for (const auto& module : *stage) {
+    const std::vector<torch::Tensor> held = expert_parameters(*module.ptr());
+    std::vector<torch::Tensor> of_layer;
+    for (const auto& p : module.ptr()->parameters()) {
+      if (!p.requires_grad()) continue;
+      const bool expert = std::any_of(held.begin(), held.end(),
+                                      [&](const torch::Tensor& e) { return e.is_same(p); });
+      if (!experts || expert == *experts) of_layer.push_back(p);
+    }
+    parameters.push_back(std::move(of_layer));
+  }
+  return parameters;
+}
+
+}  // namespace
+
+RankExecutor::ShardedPart RankExecutor::part_of(int32_t collective) const {
+  return {p_.instructions[collective].stage,
+          p_.kind_of_group(p_.group[collective]) == GroupKind::kExpertGradients};
+}
+
+std::vector<ZeroShards*> RankExecutor::shards_of(int32_t s) {
+  std::vector<ZeroShards*> parts;
+  for (bool experts : {false, true}) {
+    if (const auto found = zero_.find({s, experts}); found != zero_.end()) {
+      parts.push_back(found->second.get());
+    }
+  }
+  return parts;
+}
+
 void RankExecutor::shard_stages(proto::Optimizer optimizer) {
+  // With expert parallelism the experts are apart: sharded over the ranks holding the same
+  // experts, or, where no other rank holds them, a part of one.
+  const bool experts_apart = model_.expert_parallel().splits();
   for (int32_t i = 0; i < p_.size(); ++i) {
     const Instruction& ins = p_.instructions[i];
-    if (ins.device != env_.rank || ins.op != Op::kReduceScatter || zero_.count(ins.stage)) {
+    if (ins.device != env_.rank || ins.op != Op::kReduceScatter || zero_.count(part_of(i))) {
       continue;
     }
+    const ShardedPart part = part_of(i);
     const std::vector<int> ranks = collectives_.group_ranks(i);
     const int member =
         static_cast<int>(std::find(ranks.begin(), ranks.end(), env_.rank) - ranks.begin());
-    zero_[ins.stage] = std::make_unique<ZeroShards>(stages_.at(ins.stage), optimizer, member,
-                                                    static_cast<int>(ranks.size()));
-    zero_collective_[ins.stage] = i;
+    const std::optional<bool> kind =
+        experts_apart ? std::optional<bool>(part.second) : std::nullopt;
+    zero_[part] = std::make_unique<ZeroShards>(parameters_of(stages_.at(ins.stage), kind),
+                                               optimizer, member, static_cast<int>(ranks.size()));
+    zero_collective_[part] = i;
+  }
+  if (!experts_apart) return;
+  for (auto& [s, stage] : stages_) {
+    if (!zero_.count({s, false}) || zero_.count({s, true})) continue;
+    zero_[{s, true}] = std::make_unique<ZeroShards>(parameters_of(stage, true), optimizer, 0, 1);
+    zero_collective_[{s, true}] = -1;
   }
 }
 
 void RankExecutor::before_pass(const Instruction& ins) {
   if (zero_stage_ < 3) return;
-  if (const auto sharded = zero_.find(ins.stage); sharded != zero_.end()) {
-    sharded->second->wait_gathered();
-  }
+  for (ZeroShards* shards : shards_of(ins.stage)) shards->wait_gathered();
 }
 
 void RankExecutor::after_pass(int32_t i) {
   const Instruction& ins = p_.instructions[i];
   if (zero_stage_ < 2 || !computes_weight_gradient(ins.op)) return;
-  if (const auto sharded = zero_.find(ins.stage); sharded != zero_.end()) {
-    sharded->second->take_gradients(i);
-  }
+  for (ZeroShards* shards : shards_of(ins.stage)) shards->take_gradients(i);
 }
 
 // Stage 1 scatters the gradients the stage's backwards accumulated; stages 2 and 3 those of
@@ -52,15 +100,14 @@ void RankExecutor::reduce_scatter(int32_t i) {
     }
     if (pass < 0) throw std::logic_error(p_.describe(i) + " follows no backward");
   }
-  zero_.at(ins.stage)->reduce_scatter(collectives_.group_of(i), pass);
+  zero_.at(part_of(i))->reduce_scatter(collectives_.group_of(i), pass);
 }
 
 // What the ALL_GATHER gathers (sim/schedule/sharded_data_parallel.h): after an update, every
 // layer; before a pass, the layer it starts with (a backward starts at the stage's last);
 // after that one, the others.
 void RankExecutor::all_gather(int32_t i) {
-  const Instruction& ins = p_.instructions[i];
-  ZeroShards& shards = *zero_.at(ins.stage);
+  ZeroShards& shards = *zero_.at(part_of(i));
   const int layers = shards.layers();
   const auto pass_of = [&](int32_t gather) {
     for (int32_t u : p_.dependents_of(gather)) {
@@ -89,8 +136,9 @@ void RankExecutor::all_gather(int32_t i) {
 // order on every member.
 void RankExecutor::consolidate_shards() {
   if (zero_stage_ < 3) return;
-  for (auto& [stage, shards] : zero_) {
-    shards->all_gather(collectives_.group_of(zero_collective_.at(stage)), 0, shards->layers());
+  for (auto& [part, shards] : zero_) {
+    const int32_t collective = zero_collective_.at(part);
+    if (collective >= 0) shards->all_gather(collectives_.group_of(collective), 0, shards->layers());
   }
 }
 

@@ -4,16 +4,15 @@
 
 namespace pipetwin {
 
-ZeroShards::ZeroShards(torch::nn::Sequential& stage, proto::Optimizer optimizer, int member,
-                       int members)
+ZeroShards::ZeroShards(const std::vector<std::vector<torch::Tensor>>& parameters,
+                       proto::Optimizer optimizer, int member, int members)
     : member_(member), members_(members) {
   const torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> owned;
-  for (const auto& module : *stage) {
+  for (const std::vector<torch::Tensor>& of_layer : parameters) {
     Layer layer;
     std::vector<torch::Tensor> flat;
-    for (const auto& p : module.ptr()->parameters()) {
-      if (!p.requires_grad()) continue;
+    for (const auto& p : of_layer) {
       layer.parameters.push_back(p);
       flat.push_back(p.detach().flatten());
     }
@@ -53,6 +52,10 @@ void ZeroShards::take_gradients(int32_t pass) {
     }
   }
   const std::lock_guard<std::mutex> lock(mutex_);
+  if (members_ == 1) {  // nothing to scatter: the shard is the whole
+    for (size_t l = 0; l < layers_.size(); ++l) layers_[l].own.mutable_grad().add_(flat[l]);
+    return;
+  }
   taken_[pass] = std::move(flat);
 }
 
@@ -90,12 +93,29 @@ void ZeroShards::reduce_scatter(c10d::ProcessGroupGloo& group, int32_t pass) {
 }
 
 void ZeroShards::step() {
+  // A group of one: the gradients accumulated since the last backward taken are its own.
+  if (members_ == 1) take_gradients(-1);
   optimizer_->step();
   const std::lock_guard<std::mutex> lock(mutex_);
   for (Layer& layer : layers_) {
     layer.own.mutable_grad().zero_();
     layer.stale = layer.size > 0;
+    if (members_ == 1 && layer.stale) {
+      const torch::NoGradGuard no_grad;
+      write_back(layer, layer.own.detach());
+    }
   }
+}
+
+void ZeroShards::write_back(Layer& layer, const torch::Tensor& whole) {
+  int64_t offset = 0;
+  for (auto& p : layer.parameters) {
+    const int64_t n = p.numel();
+    // Past autograd's version counter: a backward may still hold the tensor it saved.
+    p.variable_data().copy_(whole.slice(0, offset, offset + n).view_as(p));
+    offset += n;
+  }
+  layer.stale = false;
 }
 
 void ZeroShards::all_gather(c10d::ProcessGroupGloo& group, int first, int last) {
@@ -111,15 +131,7 @@ void ZeroShards::all_gather(c10d::ProcessGroupGloo& group, int first, int last) 
     group.allgather(output, input)->wait();
     const std::lock_guard<std::mutex> lock(mutex_);
     if (!layer.stale) continue;  // the same values are in place, and a pass may be reading them
-    const torch::Tensor whole = torch::cat(output[0]);
-    int64_t offset = 0;
-    for (auto& p : layer.parameters) {
-      const int64_t n = p.numel();
-      // Past autograd's version counter: a backward may still hold the tensor it saved.
-      p.variable_data().copy_(whole.slice(0, offset, offset + n).view_as(p));
-      offset += n;
-    }
-    layer.stale = false;
+    write_back(layer, torch::cat(output[0]));
   }
   gathered_.notify_all();
 }

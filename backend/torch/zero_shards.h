@@ -1,5 +1,8 @@
 // ZeRO on real ranks (training.zero_stage): each layer of a stage flattened, as PyTorch FSDP
 // flattens a module, and cut into one shard per member of the stage's data-parallel group.
+// With expert parallelism a stage has two: its dense parameters over the data-parallel group,
+// its experts' over the expert-data-parallel group (a group of one where each expert group
+// is the only copy: its "shard" is everything, updated and written back in place).
 // A rank keeps the optimizer state and the summed gradient of its shards only and updates
 // them alone; REDUCE_SCATTER sums a backward's gradients into the shards, ALL_GATHER writes
 // the members' shards back into the layers' parameters. LibTorch 1.13's autograd keeps the
@@ -22,8 +25,10 @@ namespace pipetwin {
 
 class ZeroShards {
  public:
-  // `member` of `members`: this rank's place in the stage's sorted data-parallel group.
-  ZeroShards(torch::nn::Sequential& stage, proto::Optimizer optimizer, int member, int members);
+  // `member` of `members`: this rank's place in the sorted group that holds the same
+  // `parameters` (per layer of the stage, its trainable parameters of this kind).
+  ZeroShards(const std::vector<std::vector<torch::Tensor>>& parameters, proto::Optimizer optimizer,
+             int member, int members);
 
   int layers() const { return static_cast<int>(layers_.size()); }
   struct LayerRange {
@@ -54,6 +59,7 @@ class ZeroShards {
     bool stale = false;
   };
   torch::Tensor flat_gradient(const Layer& layer) const;  // padded to members x shard
+  void write_back(Layer& layer, const torch::Tensor& whole);
 
   std::vector<Layer> layers_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;

@@ -93,9 +93,10 @@ INSTANTIATE_TEST_SUITE_P(
         MoeCase{"DenseLlamaTp2", with("--set model.hf_config=models/llama-tiny.json "
                                       "--set training.expert_parallel=1 " +
                                       std::string(kTp2) + " --set training.data_parallel=1")},
-        MoeCase{"DenseLlamaTp2Sp",
-                with("--set model.hf_config=models/llama-tiny.json --set training.expert_parallel=1 " +
-                     std::string(kTp2) + " --set training.sequence_parallel=true")},
+        MoeCase{
+            "DenseLlamaTp2Sp",
+            with("--set model.hf_config=models/llama-tiny.json --set training.expert_parallel=1 " +
+                 std::string(kTp2) + " --set training.sequence_parallel=true")},
         // Experts split like the MLP over the tensor-parallel pair (ETP = TP), which gathers
         // its tokens; expert parallelism from the replicas.
         MoeCase{"SplitExpertsTp2Ep2", with(std::string(kTp2Sp) + " --set schedule.stages=1")},
@@ -105,12 +106,27 @@ INSTANTIATE_TEST_SUITE_P(
                 with(std::string(kTp2Sp) + " --set training.expert_tensor_parallel=1 "
                                            "--set training.data_parallel=1")},
         // Folded over the pair and both replicas: every rank its own experts.
-        MoeCase{"FoldedEp4Tp2Dp2", with(std::string(kTp2Sp) +
-                                        " --set training.expert_tensor_parallel=1 "
-                                        "--set training.expert_parallel=4 --set schedule.stages=1")},
+        MoeCase{
+            "FoldedEp4Tp2Dp2",
+            with(std::string(kTp2Sp) + " --set training.expert_tensor_parallel=1 "
+                                       "--set training.expert_parallel=4 --set schedule.stages=1")},
         // Two copies of each folded group (expert data parallelism 2): the experts' gradients
         // sum across the replicas, the group spanning the pair; a shared expert (split like
         // the MLP) beside the routed ones.
+        // ZeRO with experts: the dense parameters sharded over the replicas, the experts'
+        // over the ranks holding the same experts (none here: each expert group is the only
+        // copy, updated whole where it lives).
+        MoeCase{"FsdpEp2", with("--set training.zero_stage=3")},
+        // DeepSeek-V3 as NeMo AutoModel trains it, in small: FSDP over 4 replicas, 2 copies of
+        // each expert group sharding its experts, interleaved stages.
+        MoeCase{
+            "FsdpEp2Edp2Interleaved",
+            with("--set training.zero_stage=3 --set training.data_parallel=4 "
+                 "--set cluster.gpus_per_node=8 --set training.global_batch=32 "
+                 "--set schedule.kind=INTERLEAVED_ONE_F_ONE_B --set schedule.virtual_stages=2")},
+        // DeepSeek-V3's own: DualPipe with ZeRO-1 and expert parallelism.
+        MoeCase{"ZeroOneDualPipe",
+                with("--set training.zero_stage=1 --set schedule.kind=DUALPIPE")},
         MoeCase{"FoldedEp2Edp2SharedExpert",
                 with(std::string(kTp2Sp) + " --set training.expert_tensor_parallel=1 "
                                            "--set model.zoo.moe.shared_experts=1 "
