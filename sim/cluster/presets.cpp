@@ -44,12 +44,12 @@ constexpr int kA100Sms = 108;  // NVIDIA A100 Tensor Core GPU Architecture white
 constexpr int kH100Sms = 132;  // NVIDIA H100 Tensor Core GPU Architecture whitepaper (SXM5)
 constexpr int kB200Sms = 148;  // Blackwell B200 (CUTLASS's and FlashAttention's kernels)
 constexpr int kB300Sms = 160;  // Blackwell Ultra: "up to 160 SMs" (NVIDIA's technical blog)
-// Fitted to one 22B GPT block's forward (0.7121, bench/published.py --gemm-shapes).
-constexpr double kA100PeakFraction = 0.71;
-constexpr double kH100PeakFraction = 0.69;
+// Fitted to one 22B GPT block's forward (0.7669, bench/published.py --gemm-shapes).
+constexpr double kA100PeakFraction = 0.77;
+constexpr double kH100PeakFraction = 0.74;
 // Blackwell: fitted once, to MLPerf Training v5.0's 256-GB200 Llama 3.1 405B step in FP8
-// (bench/published.py --only-2026: 0.5271).
-constexpr double kBlackwellPeakFraction = 0.527;
+// (bench/published.py --only-2026: 0.5516).
+constexpr double kBlackwellPeakFraction = 0.552;
 
 proto::Cluster dgx_a100() {
   // A100 SXM4 80GB: 312 TFLOPS dense BF16 (624 is with 2:4 sparsity).

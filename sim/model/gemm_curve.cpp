@@ -25,7 +25,13 @@ double gemm_seconds(const GemmCurve& curve, double m, double n, double k, double
     const double tm = curve.tile_m, tn = curve.tile_n;
     const double waves = std::min(tile_waves(m, n, count, tm, tn, curve.sm_count),
                                   tile_waves(n, m, count, tm, tn, curve.sm_count));
-    compute = waves * 2 * tm * tn * k / (rate / curve.sm_count);
+    // A tile's main loop over k, then its epilogue: the 16-bit result tile written out at the
+    // multiprocessor's share of the memory bandwidth, which a short k no longer hides.
+    const double epilogue =
+        curve.memory_bytes_per_s > 0
+            ? kBytesPerElement * tm * tn / (curve.memory_bytes_per_s / curve.sm_count)
+            : 0.0;
+    compute = waves * (2 * tm * tn * k / (rate / curve.sm_count) + epilogue);
   }
   if (curve.memory_bytes_per_s <= 0) return compute;
   const double bytes = (curve.operand_bytes * (m * k + k * n) + kBytesPerElement * m * n) * count;

@@ -1,7 +1,9 @@
 // The time of one GEMM by its shape on a GPU (cluster.gpu.gemm_efficiency): the larger of
 //   compute: ceil(tiles / SMs) waves, each the time one multiprocessor takes for a
 //            tile_m x tile_n tile over the whole k at peak_fraction of its share of the peak
-//            (wave and tile quantisation: a last wave or a partial tile runs as a whole one);
+//            (wave and tile quantisation: a last wave or a partial tile runs as a whole one),
+//            then for the tile's epilogue: writing its 16-bit result at the multiprocessor's
+//            share of the memory bandwidth (what a short k no longer hides);
 //   memory:  the operands read (operand_bytes each) and the result written once (16-bit) at the
 //   fraction
 //            memory_efficiency of the memory bandwidth (a roofline: a thin GEMM is memory-bound).

@@ -53,30 +53,36 @@ GemmCurve h800_fp8_blockwise() {
   return curve;
 }
 
-// Each row's error, printed as the table docs/models.md carries; the largest |error| of the
-// rows whose reduction is long (k of 7168 or more), where a tile's main loop dominates it.
-double largest_long_k_error(const std::vector<PublishedGemm>& rows, const GemmCurve& curve) {
-  double largest = 0;
+struct Errors {
+  double mean = 0, largest = 0;
+};
+
+// Each row's error, printed as the table docs/models.md carries.
+Errors errors(const std::vector<PublishedGemm>& rows, const GemmCurve& curve) {
+  Errors e;
   for (const PublishedGemm& g : rows) {
     const double flops = 2.0 * g.m * g.n * g.k * g.groups;
     const double tflops = flops / gemm_seconds(curve, g.m, g.n, g.k, g.groups) / 1e12;
     const double error = tflops / g.tflops - 1;
     std::printf("| %d | %d | %d | %d | %.0f | %.0f | %+.1f%% |\n", g.groups, g.m, g.n, g.k,
                 g.tflops, tflops, 100 * error);
-    if (g.k >= 7168) largest = std::max(largest, std::abs(error));
+    e.mean += std::abs(error) / static_cast<double>(rows.size());
+    e.largest = std::max(e.largest, std::abs(error));
   }
-  return largest;
+  return e;
 }
 
-// Within 5% where the reduction is long; short reductions (k of 512 to 2048, as DeepSeek-V3's
-// expert down-projections) the curve times up to 2.2x too fast: it has no per-tile epilogue
-// (docs/models.md).
+// Within 6% on average, grouped or not; the largest error is the shortest reduction's (k 512),
+// whose tiles are mostly epilogue.
 TEST(GemmCurvePublished, DeepGemmOnTheH800) {
   const GemmCurve curve = h800_fp8_blockwise();
   EXPECT_DOUBLE_EQ(curve.peak_flops, 1979e12);
   EXPECT_DOUBLE_EQ(curve.operand_bytes, 1 + 1.0 / 32);  // the per-128 scales ride along
-  EXPECT_LT(largest_long_k_error(kDense, curve), 0.05);
-  EXPECT_LT(largest_long_k_error(kGrouped, curve), 0.05);
+  const Errors dense = errors(kDense, curve), grouped = errors(kGrouped, curve);
+  EXPECT_LT(dense.mean, 0.07);
+  EXPECT_LT(dense.largest, 0.20);
+  EXPECT_LT(grouped.mean, 0.06);
+  EXPECT_LT(grouped.largest, 0.06);
 }
 
 }  // namespace
