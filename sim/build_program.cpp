@@ -318,7 +318,9 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.fwd.add(layer.fwd.curve(device_flops(setup, device), tp, cp));
       cost.tp_fwd_collectives += layer.tp_fwd_collectives;
       cost.tp_fwd_bytes_per_sample +=
-          layer.tp_fwd_collectives * layer.tp_allreduce_bytes_per_sample * per_sequence_gpu;
+          (layer.tp_fwd_collectives * layer.tp_allreduce_bytes_per_sample +
+           layer.tp_fwd_extra_bytes_per_sample) *
+          per_sequence_gpu;
       // With tensor parallelism each GPU exchanges its 1/T of the tokens (sequence parallel).
       cost.ep_fwd_all_to_alls += layer.ep_fwd_all_to_alls;
       cost.ep_fwd_bytes_per_sample += layer.ep_fwd_all_to_alls *
@@ -369,7 +371,9 @@ PipelineLayout make_layout(const ResolvedScenario& setup,
       cost.bwd_weight.add(weight_gradient_cost(layer).curve(device_flops(setup, device), tp, cp));
       cost.tp_bwd_collectives += layer.tp_bwd_collectives;
       cost.tp_bwd_bytes_per_sample +=
-          layer.tp_bwd_collectives * layer.tp_allreduce_bytes_per_sample * per_sequence_gpu;
+          (layer.tp_bwd_collectives * layer.tp_allreduce_bytes_per_sample +
+           layer.tp_bwd_extra_bytes_per_sample) *
+          per_sequence_gpu;
       if (setup.training.tensor_parallel_grad_overlap && tp > 1) {
         // Each input-gradient all-reduce runs under its column-parallel linear's weight
         // gradient; with sequence parallelism that is the reduce-scatter of the pair (the

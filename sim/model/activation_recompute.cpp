@@ -54,6 +54,7 @@ void apply_activation_recompute(ModelSpec& model, proto::Training::Recompute mod
       layer.tp_undivided_stash_bytes_per_sample = layer.checkpoint_bytes_per_sample;
       add_forward_to_backward(layer);
       layer.tp_bwd_collectives += layer.tp_fwd_collectives;
+      layer.tp_bwd_extra_bytes_per_sample += layer.tp_fwd_extra_bytes_per_sample;
       layer.ep_bwd_all_to_alls += layer.ep_fwd_all_to_alls;
     }
   }

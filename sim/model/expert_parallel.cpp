@@ -36,7 +36,8 @@ double hottest_gpu_load(const MoeLayerCost& moe, int32_t expert_parallel) {
 }
 
 void apply_expert_parallel(ModelSpec& model, int32_t expert_parallel, int32_t tensor_parallel,
-                           int32_t expert_tensor_parallel, double utilization_half_batch) {
+                           int32_t expert_tensor_parallel, double utilization_half_batch,
+                           bool gathers_routed_copies) {
   // The cost model divides a layer's weights by tensor_parallel afterwards; each GPU holds
   // 1 / (E x ETP) of the experts'.
   const double expert_share = static_cast<double>(tensor_parallel) /
@@ -69,6 +70,19 @@ void apply_expert_parallel(ModelSpec& model, int32_t expert_parallel, int32_t te
       layer.tp_fwd_collectives = std::max(0, layer.tp_fwd_collectives - 1);
       layer.tp_bwd_collectives = std::max(0, layer.tp_bwd_collectives - 1);
       layer.tp_bwd_grad_collectives = std::max(0, layer.tp_bwd_grad_collectives - 1);
+    }
+    if (expert_tensor_parallel > 1 && expert_tensor_parallel == tensor_parallel &&
+        gathers_routed_copies) {
+      // The MLP's pair carries the top_k routed copies; shared experts gather the tokens in
+      // a pair of their own.
+      const double copies =
+          static_cast<double>(moe.top_k - 1) * layer.tp_allreduce_bytes_per_sample;
+      layer.tp_fwd_extra_bytes_per_sample += copies;
+      layer.tp_bwd_extra_bytes_per_sample += copies;
+      if (moe.shared_experts > 0) {
+        layer.tp_fwd_collectives += 1;
+        layer.tp_bwd_collectives += 1;
+      }
     }
     if (expert_parallel > 1) {  // dispatch and combine, each pass
       layer.ep_fwd_all_to_alls = 2;

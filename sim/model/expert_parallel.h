@@ -10,6 +10,12 @@
 //   * expert weights, gradients and optimizer state: divided by E x ETP;
 //   * with ETP 1 < T, a block without shared experts keeps only its attention's
 //     tensor-parallel collectives: each GPU dispatches its own tokens to whole experts;
+//   * with ETP = T > 1, the experts' share of every GPU's tokens is gathered over the
+//     tensor-parallel group (Megatron-Core's token dispatchers gather the routed tokens there,
+//     and reduce-scatter their results): the MLP's tensor-parallel all-gather and
+//     reduce-scatter move top_k copies of the tokens instead of one, and shared experts add
+//     their own pair for the tokens themselves (not with the all-gather dispatcher, which
+//     gathers the tokens once and routes them on each GPU);
 //   * expert compute: the tokens its experts receive, top_k x its batch on average, times the
 //     hottest GPU's load over the mean (router_imbalance or tokens_per_expert; capped by the
 //     capacity factor), the slowest GPU setting the layer's time;
@@ -34,6 +40,7 @@ double hottest_gpu_load(const MoeLayerCost& moe, int32_t expert_parallel);
 // split over `expert_tensor_parallel` GPUs where the dense layers split over
 // `tensor_parallel` (1 or tensor_parallel: MoE parallel folding).
 void apply_expert_parallel(ModelSpec& model, int32_t expert_parallel, int32_t tensor_parallel,
-                           int32_t expert_tensor_parallel, double utilization_half_batch);
+                           int32_t expert_tensor_parallel, double utilization_half_batch,
+                           bool gathers_routed_copies = true);
 
 }  // namespace pipetwin

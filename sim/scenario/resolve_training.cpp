@@ -346,7 +346,8 @@ void add_expert_parallel(const ScenarioChecker& check, const proto::Scenario& s,
   }
   setup.expert_dispatch.max_nodes_per_token = moe.max_nodes_per_token();
   apply_expert_parallel(setup.model, ep, setup.training.tensor_parallel,
-                        setup.training.expert_tensor(), s.model().zoo().utilization_half_batch());
+                        setup.training.expert_tensor(), s.model().zoo().utilization_half_batch(),
+                        setup.expert_dispatch.kind != ExpertDispatch::Kind::kAllGather);
 }
 
 void place_ranks(const ScenarioChecker& check, const proto::Scenario& s, ResolvedScenario& setup) {

@@ -111,6 +111,11 @@ struct ModelLayer {
   int32_t tp_fwd_collectives = 0;
   int32_t tp_bwd_collectives = 0;
   double tp_allreduce_bytes_per_sample = 0;
+  // Bytes one pass's collectives move beyond their count x tp_allreduce_bytes_per_sample: a
+  // mixture-of-experts block whose experts split over the tensor-parallel GPUs gathers every
+  // routed copy of the tokens, top_k of them (sim/model/expert_parallel.h).
+  double tp_fwd_extra_bytes_per_sample = 0;
+  double tp_bwd_extra_bytes_per_sample = 0;
   double tp_undivided_stash_bytes_per_sample = 0;
   // Of tp_bwd_collectives, those that reduce a column-parallel linear's input gradient: with
   // training.tensor_parallel_grad_overlap each runs under that linear's weight-gradient GEMM

@@ -1,8 +1,11 @@
 // Expert parallelism on a layer's costs: expert weights divided by E exactly, the hottest
-// GPU's load from the router's imbalance or a histogram, and the per-expert GEMM overhead.
+// GPU's load from the router's imbalance or a histogram, the per-expert GEMM overhead, and the
+// tensor-parallel collectives of experts split or folded.
 #include "sim/model/expert_parallel.h"
 
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace pipetwin {
 namespace {
@@ -67,6 +70,42 @@ TEST(ExpertParallel, ImbalanceSlowsTheLayerAndEachLocalExpertPaysItsGemmOverhead
   EXPECT_DOUBLE_EQ(l.bwd.flops_per_sample, 2 * (2e9 + 5e8) + 2 * 2 * 2e9);
   // One local expert instead of top_k = 2 GEMMs' worth.
   EXPECT_DOUBLE_EQ(l.fwd.fixed_flops, half_batch * (2.5e9 + (1 - 2) * 1e9));
+}
+
+// With the experts split like the MLP over T GPUs (ETP = T) Megatron-Core gathers the routed
+// copies over the tensor-parallel group: the MLP's all-gather and reduce-scatter carry top_k
+// copies of the tokens, shared experts a pair of their own; whole experts (ETP 1) keep the
+// attention's alone; the all-gather dispatcher gathers the tokens once.
+TEST(ExpertParallel, SplitExpertsGatherEveryRoutedCopyOverTheTensorParallelGroup) {
+  const auto tp_layer = [](int32_t top_k, int32_t shared) {
+    ModelLayer l = moe_layer(16, top_k);
+    l.moe.shared_experts = shared;
+    l.tp_fwd_collectives = l.tp_bwd_collectives = 2;  // attention's and the MLP's
+    l.tp_bwd_grad_collectives = 2;
+    l.tp_allreduce_bytes_per_sample = 1e6;
+    return l;
+  };
+  for (int32_t top_k : {1, 2, 8}) {
+    for (int32_t shared : {0, 1}) {
+      SCOPED_TRACE("top " + std::to_string(top_k) + " shared " + std::to_string(shared));
+      ModelSpec split, folded, gathered;
+      split.layers = folded.layers = gathered.layers = {tp_layer(top_k, shared)};
+      apply_expert_parallel(split, 4, 2, 2, 0);
+      const ModelLayer& s = split.layers[0];
+      EXPECT_EQ(s.tp_fwd_collectives, 2 + shared);
+      EXPECT_EQ(s.tp_bwd_collectives, 2 + shared);
+      // All the bytes of a pass: the attention's 1, the routed copies' top_k, shared's 1.
+      EXPECT_DOUBLE_EQ(s.tp_fwd_collectives * 1e6 + s.tp_fwd_extra_bytes_per_sample,
+                       (1 + top_k + shared) * 1e6);
+      EXPECT_DOUBLE_EQ(s.tp_bwd_extra_bytes_per_sample, s.tp_fwd_extra_bytes_per_sample);
+      apply_expert_parallel(folded, 4, 2, 1, 0);
+      EXPECT_EQ(folded.layers[0].tp_fwd_collectives, shared > 0 ? 2 : 1);
+      EXPECT_EQ(folded.layers[0].tp_fwd_extra_bytes_per_sample, 0);
+      apply_expert_parallel(gathered, 4, 2, 2, 0, /*gathers_routed_copies=*/false);
+      EXPECT_EQ(gathered.layers[0].tp_fwd_collectives, 2);
+      EXPECT_EQ(gathered.layers[0].tp_fwd_extra_bytes_per_sample, 0);
+    }
+  }
 }
 
 }  // namespace
