@@ -2,13 +2,14 @@
 // device for device: the expert all-to-all groups of the Program, which
 // tests/sim/schedule/expert_folding_test.cpp holds against Megatron-Core's rank generator, and
 // each expert-gradient group the ranks with the same experts, one of each copy.
+#include "backend/common/expert_folding_ranks.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 #include <vector>
 
-#include "backend/common/expert_folding_ranks.h"
 #include "sim/build_program.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
@@ -30,8 +31,7 @@ ResolvedScenario folded_moe(const Layout& l) {
     schedule { kind: ONE_F_ONE_B stages: 1 }
   )";
   const std::vector<std::string> overrides = {
-      "schedule.stages=" + std::to_string(l.pp),
-      "training.tensor_parallel=" + std::to_string(l.tp),
+      "schedule.stages=" + std::to_string(l.pp), "training.tensor_parallel=" + std::to_string(l.tp),
       "training.data_parallel=" + std::to_string(l.dp),
       "training.expert_parallel=" + std::to_string(l.ep),
       "training.expert_tensor_parallel=" + std::to_string(l.etp)};
