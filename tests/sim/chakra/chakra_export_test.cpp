@@ -245,6 +245,19 @@ INSTANTIATE_TEST_SUITE_P(
              {"cluster.nodes=1", "model.zoo.layers=2", "schedule.stages=2",
               "training.data_parallel=2", "training.expert_parallel=2", "training.global_batch=4",
               "training.microbatches=2"}},
+        // MoE parallel folding: whole experts, each expert group the tensor-parallel pair.
+        Case{"builtin:mixtral-8x7b-64gpu",
+             {"cluster.nodes=1", "model.zoo.layers=2", "schedule.stages=2",
+              "training.tensor_parallel=2", "training.sequence_parallel=true",
+              "training.data_parallel=2", "training.expert_parallel=2",
+              "training.expert_tensor_parallel=1", "training.global_batch=4",
+              "training.microbatches=2"}},
+        // Hybrid sharding, weights kept for the step: scatters and gathers within pairs of
+        // replicas, each scatter's shard all-reduced across the pairs.
+        Case{"builtin:quickstart",
+             {"cluster.gpus_per_node=8", "schedule.stages=2", "training.data_parallel=4",
+              "training.zero_stage=3", "training.fsdp_shard_size=2",
+              "training.fsdp_reshard=AFTER_STEP"}},
         // Context parallelism: each pass's ring (under the pass: pipetwin_lead_s) and
         // Ulysses' all-to-alls; gradient buckets over data- and context-parallel GPUs.
         Case{"builtin:quickstart",
