@@ -209,10 +209,6 @@ std::string real_run_unsupported(const ResolvedScenario& setup, const Program& p
     return "real ranks run whole sequences: training.context_parallel is simulated "
            "(pipetwin simulate) and replayed on GPUs (run --backend cuda)";
   }
-  if (setup.training.zero_stage > 0 && setup.training.tensor_parallel > 1) {
-    return "real ranks shard ZeRO's state over data-parallel replicas of whole layers: not with "
-           "training.tensor_parallel; simulate it with pipetwin simulate";
-  }
   if (setup.training.zero_stage > 0 &&
       (setup.training.fsdp_shard_size != 0 ||
        setup.training.fsdp_reshard != proto::Training::AFTER_EACH_PASS)) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -110,6 +111,9 @@ class RankExecutor : public LaneDevice {
   using ShardedPart = std::pair<int32_t, bool>;
   std::map<ShardedPart, std::unique_ptr<ZeroShards>> zero_;
   std::map<ShardedPart, int32_t> zero_collective_;
+  // ZeRO-1: the backwards whose gradients its scatters wait for, the last of each stage's
+  // accumulation (where sequence parallelism's replicated gradients are summed first).
+  std::set<int32_t> zero_last_backwards_;
   // The parts of stage s that are sharded.
   std::vector<ZeroShards*> shards_of(int32_t s);
   ShardedPart part_of(int32_t collective) const;

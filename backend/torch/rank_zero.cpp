@@ -68,6 +68,16 @@ void RankExecutor::shard_stages(proto::Optimizer optimizer) {
                                                optimizer, member, static_cast<int>(ranks.size()));
     zero_collective_[part] = i;
   }
+  for (int32_t i = 0; i < p_.size(); ++i) {
+    const Instruction& ins = p_.instructions[i];
+    if (ins.device != env_.rank || ins.op != Op::kReduceScatter || ins.starts_under_compute()) {
+      continue;
+    }
+    // Through the collectives that ran inside the backward (tensor-parallel, all-to-all).
+    for (int32_t d : collectives_.inputs_of(i)) {
+      if (computes_weight_gradient(p_.instructions[d].op)) zero_last_backwards_.insert(d);
+    }
+  }
   if (!experts_apart) return;
   for (auto& [s, stage] : stages_) {
     if (!zero_.count({s, false}) || zero_.count({s, true})) continue;
@@ -81,9 +91,17 @@ void RankExecutor::before_pass(const Instruction& ins) {
   for (ZeroShards* shards : shards_of(ins.stage)) shards->wait_gathered();
 }
 
+// Sequence parallelism's replicated parameters (norms, the router) saw 1/T of the tokens on
+// each tensor-parallel rank: their gradients are summed over the group before any shard takes
+// them, after each backward (stages 2 and 3 take each backward's) or after the last one whose
+// gradients stage 1 scatters, on the compute lane where the group's other collectives run.
 void RankExecutor::after_pass(int32_t i) {
   const Instruction& ins = p_.instructions[i];
-  if (zero_stage_ < 2 || !computes_weight_gradient(ins.op)) return;
+  if (zero_stage_ == 0 || !computes_weight_gradient(ins.op)) return;
+  if (zero_stage_ >= 2 || zero_last_backwards_.count(i)) {
+    collectives_.reduce_sequence_parallel_gradients(stages_.at(ins.stage));
+  }
+  if (zero_stage_ < 2) return;
   for (ZeroShards* shards : shards_of(ins.stage)) shards->take_gradients(i);
 }
 

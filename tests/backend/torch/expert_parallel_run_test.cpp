@@ -127,6 +127,16 @@ INSTANTIATE_TEST_SUITE_P(
         // DeepSeek-V3's own: DualPipe with ZeRO-1 and expert parallelism.
         MoeCase{"ZeroOneDualPipe",
                 with("--set training.zero_stage=1 --set schedule.kind=DUALPIPE")},
+        // Qwen3-235B's layout on 256 H100s in small: tensor and sequence parallelism 2, the
+        // experts folded whole over the tensor pair (EP 2, ETP 1), interleaved stages,
+        // two replicas, the distributed optimizer (ZeRO-1), Megatron-Core's rank order.
+        MoeCase{"Qwen3LayoutFolded",
+                with(std::string(kTp2Sp) +
+                     " --set training.expert_tensor_parallel=1 --set training.zero_stage=1 "
+                     "--set schedule.kind=INTERLEAVED_ONE_F_ONE_B --set schedule.virtual_stages=2 "
+                     "--set model.zoo.moe.dispatcher=DEEPEP "
+                     "--set training.overlap_moe_expert_parallel_comm=true "
+                     "--set training.rank_order=TP_CP_EP_DP_PP")},
         MoeCase{"FoldedEp2Edp2SharedExpert",
                 with(std::string(kTp2Sp) + " --set training.expert_tensor_parallel=1 "
                                            "--set model.zoo.moe.shared_experts=1 "

@@ -33,7 +33,16 @@ INSTANTIATE_TEST_SUITE_P(
         "builtin:gpt-cpu-2rank --set training.data_parallel=2 --set cluster.gpus_per_node=4 "
         "--set training.zero_stage=3",
         "builtin:mlp-cpu-2rank --set training.data_parallel=2 --set cluster.gpus_per_node=4 "
-        "--set schedule.kind=ZB_H1 --set training.zero_stage=3"),
+        "--set schedule.kind=ZB_H1 --set training.zero_stage=3",
+        // With tensor and sequence parallelism: each tensor rank's shards over the replicas of
+        // its rank, the replicated norms' gradients summed over the tensor group first (after
+        // the last backward for stage 1, after each for stage 3).
+        "builtin:gpt-tp2-pp2-cpu --set cluster.gpus_per_node=8 --set training.data_parallel=2 "
+        "--set training.global_batch=16 --set training.sequence_parallel=true "
+        "--set training.zero_stage=1",
+        "builtin:gpt-tp2-pp2-cpu --set cluster.gpus_per_node=8 --set training.data_parallel=2 "
+        "--set training.global_batch=16 --set training.sequence_parallel=true "
+        "--set training.zero_stage=3"),
     [](const auto& info) { return "case" + std::to_string(info.index); });
 
 }  // namespace
