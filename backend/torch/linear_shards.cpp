@@ -1,10 +1,11 @@
 #include "backend/torch/linear_shards.h"
 
 namespace pipetwin {
+
 // set_data replaces the values and the shape and keeps the parameter (and its name) itself.
 void keep_shard(torch::Tensor& parameter, int64_t dim, const TensorParallelGroup& group) {
   const torch::NoGradGuard no_grad;
-  parameter.set_data(parameter.chunk(group.size, dim)[group.rank].clone());
+  parameter.set_data(own_slice(parameter, group, dim).clone());
 }
 
 void keep_output_shard(torch::nn::Linear& linear, const TensorParallelGroup& group) {

@@ -160,17 +160,39 @@ void check_reduce_after_flush(const ScenarioChecker& check, const ResolvedScenar
   }
 }
 
-void check_zero_stage(const ScenarioChecker& check, const ResolvedScenario& setup) {
-  const int32_t stage = setup.training.zero_stage;
-  if (stage == 0) {
-    if (setup.training.fsdp_reshard != proto::Training::AFTER_EACH_PASS) {
-      check.fail("training.fsdp_reshard", "needs training.zero_stage: 3 (FSDP)");
-    }
-    if (setup.training.fsdp_shard_size != 0) {
-      check.fail("training.fsdp_shard_size", "shards ZeRO's state: it needs a training.zero_stage");
-    }
-    return;
+namespace {
+
+// FSDP's options act on ZeRO's shards: how long stage 3 keeps gathered weights, and shard
+// groups that tile the data-parallel replicas.
+void check_fsdp_options(const ScenarioChecker& check, const TrainingSpec& t) {
+  if (t.fsdp_reshard != proto::Training::AFTER_EACH_PASS && t.zero_stage != 3) {
+    check.fail("training.fsdp_reshard",
+               "says how long ZeRO-3's gathered weights stay whole: it needs training.zero_stage: "
+               "3 (FSDP)");
   }
+  if (t.fsdp_shard_size == 0) return;
+  if (t.zero_stage == 0) {
+    check.fail("training.fsdp_shard_size", "shards ZeRO's state: it needs a training.zero_stage");
+  }
+  const int32_t replicas = t.data_parallel * t.context_parallel;
+  if (t.fsdp_shard_size < 1 || replicas % t.fsdp_shard_size != 0) {
+    check.fail("training.fsdp_shard_size",
+               std::to_string(t.fsdp_shard_size) + " must divide the " + std::to_string(replicas) +
+                   " data-parallel x context-parallel GPUs that share each weight (0: all)");
+  }
+  if (t.context_parallel > 1) {
+    check.fail("training.fsdp_shard_size",
+               "hybrid sharding is simulated over data-parallel replicas only: not with "
+               "training.context_parallel");
+  }
+}
+
+}  // namespace
+
+void check_zero_stage(const ScenarioChecker& check, const ResolvedScenario& setup) {
+  check_fsdp_options(check, setup.training);
+  const int32_t stage = setup.training.zero_stage;
+  if (stage == 0) return;
   const proto::ScheduleKind kind = setup.schedule.kind;
   // Each of these keeps or moves whole weight versions per device, which a shard is not.
   // DualPipe's two copies of each stage reduce their gradients together: ZeRO-1 scatters
@@ -181,23 +203,6 @@ void check_zero_stage(const ScenarioChecker& check, const ResolvedScenario& setu
                "shards the state of identical data-parallel replicas: not with asynchronous "
                "pipelines, PIPEFB, DUALPIPE above stage 1, replicated stages "
                "(schedule.stage_replicas) or freeze");
-  }
-  const TrainingSpec& t = setup.training;
-  if (t.fsdp_reshard != proto::Training::AFTER_EACH_PASS && stage != 3) {
-    check.fail("training.fsdp_reshard",
-               "says how long ZeRO-3's gathered weights stay whole: it needs training.zero_stage: "
-               "3 (FSDP)");
-  }
-  const int32_t replicas = t.data_parallel * t.context_parallel;
-  if (t.fsdp_shard_size != 0 && (t.fsdp_shard_size < 1 || replicas % t.fsdp_shard_size != 0)) {
-    check.fail("training.fsdp_shard_size",
-               std::to_string(t.fsdp_shard_size) + " must divide the " + std::to_string(replicas) +
-                   " data-parallel x context-parallel GPUs that share each weight (0: all)");
-  }
-  if (t.fsdp_shard_size != 0 && t.context_parallel > 1) {
-    check.fail("training.fsdp_shard_size",
-               "hybrid sharding is simulated over data-parallel replicas only: not with "
-               "training.context_parallel");
   }
   if (stage == 3 && setup.schedule.offload.enabled) {
     check.fail("training.zero_stage",

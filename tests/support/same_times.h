@@ -7,8 +7,11 @@
 #include <cmath>
 #include <utility>
 
+#include "sim/build_program.h"
+#include "sim/exec/analytic_executor.h"
 #include "sim/exec/execution_times.h"
 #include "sim/program/program.h"
+#include "sim/simgrid/simgrid_executor.h"
 
 namespace pipetwin::testing {
 
@@ -25,6 +28,14 @@ inline void expect_same_times(const Program& p, const ExecutionTimes& analytic,
       }
     }
   }
+}
+
+// `setup`'s Program on both engines, SimGrid in exact mode: the same times.
+inline void expect_exact_simgrid_equals_analytic(ResolvedScenario setup) {
+  setup.simgrid.exact = true;
+  const Program p = build_program(setup);
+  expect_same_times(p, run_analytic(p, setup.cluster),
+                    run_simgrid(p, setup.cluster, setup.simgrid));
 }
 
 }  // namespace pipetwin::testing

@@ -51,6 +51,14 @@ class ScenarioErrors : public ::testing::Test {
     EXPECT_THAT(r.err, HasSubstr(problem));
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
+  // Exit 2 naming `field`, blamed on the --set that gave the value or on the section's line.
+  static void expect_refused(const CliResult& r, const std::string& field,
+                             const std::string& problem) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(field + ": "));
+    EXPECT_THAT(r.err, HasSubstr(problem));
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
   TempDir dir_;
   std::filesystem::path path_;
 };
@@ -171,14 +179,6 @@ TEST_F(ScenarioErrors, ExpertFoldingThatDoesNotTileTheGpus) {
                      "training.expert_parallel=8")
                 .exit_code,
             0);
-  // Blamed on the --set that gave the value, or on the training section's line.
-  const auto expect_refused = [&](const CliResult& r, const std::string& field,
-                                  const std::string& problem) {
-    EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_THAT(r.err, HasSubstr(field + ": "));
-    EXPECT_THAT(r.err, HasSubstr(problem));
-    EXPECT_TRUE(r.out.empty()) << r.out;
-  };
   expect_refused(simulate(kExperts, "--set training.expert_tensor_parallel=4"),
                  "training.expert_tensor_parallel", "4 is neither");
   // 16 x 2 GPUs per expert group do not divide the stage's 16.
@@ -337,13 +337,6 @@ TEST_F(ScenarioErrors, FsdpVariantsThatDoNotApply) {
                                       "--set training.fsdp_shard_size=4")
                 .exit_code,
             0);
-  const auto expect_refused = [&](const CliResult& r, const std::string& field,
-                                  const std::string& problem) {
-    EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_THAT(r.err, HasSubstr(field + ": "));
-    EXPECT_THAT(r.err, HasSubstr(problem));
-    EXPECT_TRUE(r.out.empty()) << r.out;
-  };
   expect_refused(simulate(kExperts, "--set training.fsdp_reshard=AFTER_BACKWARD"),
                  "training.fsdp_reshard", "training.zero_stage: 3");
   expect_refused(simulate(kExperts,

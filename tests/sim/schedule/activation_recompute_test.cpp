@@ -137,11 +137,8 @@ TEST(ActivationRecompute, SimgridReproducesAnalyticTimestamps) {
   for (const std::string recompute : {"SELECTIVE", "FULL"}) {
     ResolvedScenario setup =
         gpt(2, 4, 2, recompute, {"training.data_parallel=2", "training.global_batch=16"});
-    setup.simgrid.exact = true;
-    const Program p = build_program(setup);
     SCOPED_TRACE(recompute);
-    testing::expect_same_times(p, run_analytic(p, setup.cluster),
-                               run_simgrid(p, setup.cluster, setup.simgrid));
+    testing::expect_exact_simgrid_equals_analytic(setup);
   }
 }
 

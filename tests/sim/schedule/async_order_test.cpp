@@ -127,12 +127,9 @@ TEST(AsyncPipeline, SimgridExactEqualsAnalytic) {
     setup.schedule.kind = kinds[trial % 3];
     setup.schedule.max_staleness = trial % 4;
     setup.schedule.comm_overlap = trial % 2 == 0;  // else blocking point-to-point
-    setup.simgrid.exact = true;
-    const Program p = build_program(setup);
     SCOPED_TRACE("trial " + std::to_string(trial) + ", " + std::to_string(replicas) +
                  " replicas, overlap " + std::to_string(setup.schedule.comm_overlap));
-    testing::expect_same_times(p, run_analytic(p, setup.cluster),
-                               run_simgrid(p, setup.cluster, setup.simgrid));
+    testing::expect_exact_simgrid_equals_analytic(setup);
   }
 }
 

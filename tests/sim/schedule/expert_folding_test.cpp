@@ -220,10 +220,7 @@ TEST(ExpertFolding, SimgridReproducesAnalyticTimesOnRandomFoldedLayouts) {
     SCOPED_TRACE(dispatcher);
     ResolvedScenario setup = folded_moe(
         l, {"training.microbatches=2", std::string("model.zoo.moe.dispatcher=") + dispatcher});
-    setup.simgrid.exact = true;
-    const Program p = build_program(setup);
-    testing::expect_same_times(p, run_analytic(p, setup.cluster),
-                               run_simgrid(p, setup.cluster, setup.simgrid));
+    testing::expect_exact_simgrid_equals_analytic(setup);
   }
 }
 

@@ -134,11 +134,8 @@ TEST_P(OffloadExact, SimgridReproducesAnalyticTimestamps) {
                    std::uniform_real_distribution<double>(0, 5e-6)(rng),
                    std::uniform_int_distribution<int>(0, 4)(rng),
                    std::uniform_real_distribution<double>(0.1, 1.0)(rng));
-    setup.simgrid.exact = true;
-    const Program p = build_program(setup);
     SCOPED_TRACE("trial " + std::to_string(trial));
-    testing::expect_same_times(p, run_analytic(p, setup.cluster),
-                               run_simgrid(p, setup.cluster, setup.simgrid));
+    testing::expect_exact_simgrid_equals_analytic(setup);
   }
 }
 

@@ -63,11 +63,8 @@ TEST(PipeFb, RandomProgramsAreValidAndExactSimgridAgrees) {
   std::mt19937 rng(99);
   for (int trial = 0; trial < 30; ++trial) {
     ResolvedScenario setup = testing::random_pipefb_setup(rng, trial % 2 == 1);
-    setup.simgrid.exact = true;
     SCOPED_TRACE("trial " + std::to_string(trial));
-    const Program p = build_program(setup);
-    testing::expect_same_times(p, run_analytic(p, setup.cluster),
-                               run_simgrid(p, setup.cluster, setup.simgrid));
+    testing::expect_exact_simgrid_equals_analytic(setup);
   }
 }
 

@@ -376,10 +376,7 @@ TEST(ShardedDataParallel, SimgridReproducesAnalyticTimesOnFsdpVariants) {
         r.kind = kind;
         r.link = {20e9, 2e-6};
         ResolvedScenario setup = fsdp(r, reshard, shard);
-        setup.simgrid.exact = true;
-        const Program p = build_program(setup);
-        testing::expect_same_times(p, run_analytic(p, setup.cluster),
-                                   run_simgrid(p, setup.cluster, setup.simgrid));
+        testing::expect_exact_simgrid_equals_analytic(setup);
       }
     }
   }

@@ -138,11 +138,8 @@ TEST(TensorParallel, SimgridReproducesAnalyticTimestamps) {
     ResolvedScenario setup = gpt(stages, 2 * stages, 4, tp, false,
                                  {std::string("schedule.kind=") + kinds[trial % 3],
                                   "training.data_parallel=2", "training.global_batch=16"});
-    setup.simgrid.exact = true;
-    const Program p = build_program(setup);
     SCOPED_TRACE("trial " + std::to_string(trial));
-    testing::expect_same_times(p, run_analytic(p, setup.cluster),
-                               run_simgrid(p, setup.cluster, setup.simgrid));
+    testing::expect_exact_simgrid_equals_analytic(setup);
   }
 }
 
@@ -230,10 +227,7 @@ TEST(TensorParallel, SimgridReproducesAnalyticTimestampsUnderGradOverlap) {
                                  {"training.tensor_parallel_grad_overlap=true",
                                   std::string("training.sequence_parallel=") + sp,
                                   "training.data_parallel=2", "training.global_batch=16"});
-    setup.simgrid.exact = true;
-    const Program p = build_program(setup);
-    testing::expect_same_times(p, run_analytic(p, setup.cluster),
-                               run_simgrid(p, setup.cluster, setup.simgrid));
+    testing::expect_exact_simgrid_equals_analytic(setup);
   }
 }
 

@@ -184,11 +184,8 @@ TEST_P(WeightStashOffload, SimgridReproducesAnalyticTimestamps) {
     ResolvedScenario setup = testing::random_setup(rng, GetParam());
     offload_weight_stashes(setup, std::uniform_real_distribution<double>(5e9, 60e9)(rng),
                            std::uniform_int_distribution<int>(0, 3)(rng), trial % 2 == 0);
-    setup.simgrid.exact = true;
-    const Program p = build_program(setup);
     SCOPED_TRACE("trial " + std::to_string(trial));
-    testing::expect_same_times(p, run_analytic(p, setup.cluster),
-                               run_simgrid(p, setup.cluster, setup.simgrid));
+    testing::expect_exact_simgrid_equals_analytic(setup);
   }
 }
 

@@ -104,12 +104,9 @@ TEST(ZeroBubbleScenario, SimgridExactReproducesAnalyticWithTensorAndDataParallel
   for (proto::ScheduleKind kind : {proto::ZB_H1, proto::ZB_H2, proto::ZB_V, proto::ZB_AUTO}) {
     for (const auto& [tp, dp] : {std::pair{2, 1}, std::pair{1, 2}, std::pair{2, 2}}) {
       ResolvedScenario setup = gpt(kind, 2, 5, tp, dp);
-      setup.simgrid.exact = true;
-      const Program p = build_program(setup);
       SCOPED_TRACE(proto::ScheduleKind_Name(kind) + " tp " + std::to_string(tp) + " dp " +
                    std::to_string(dp));
-      testing::expect_same_times(p, run_analytic(p, setup.cluster),
-                                 run_simgrid(p, setup.cluster, setup.simgrid));
+      testing::expect_exact_simgrid_equals_analytic(setup);
     }
   }
 }
