@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "sim/model/backward_split.h"
@@ -15,6 +16,7 @@
 #include "sim/schedule/blocking_transfers.h"
 #include "sim/schedule/compute_order.h"
 #include "sim/schedule/context_parallel.h"
+#include "sim/schedule/device_speeds.h"
 #include "sim/schedule/dualpipe_order.h"
 #include "sim/schedule/expert_all_to_all.h"
 #include "sim/schedule/gradient_buckets.h"
@@ -158,9 +160,36 @@ std::vector<double> layer_times(const ResolvedScenario& setup) {
   return times;
 }
 
+std::vector<double> chunk_speeds(const ResolvedScenario& setup) {
+  const ScheduleSpec& schedule = setup.schedule;
+  const StageReplicas replicas = StageReplicas::of(schedule.stage_replicas, schedule.stages);
+  const int64_t copies = int64_t{setup.training.tensor_parallel} * setup.training.context_parallel;
+  const int64_t gpus = static_cast<int64_t>(setup.cluster.devices.size());
+  const double reference = setup.cluster.devices.front().peak_flops;
+  std::vector<double> speeds;
+  for (int32_t c = 0; c < schedule.chunks(); ++c) {
+    const int32_t first = chunk_device(setup, c);
+    const int32_t count = schedule.stage_replicas.empty() ? 1 : replicas.replicas(c);
+    double slowest = std::numeric_limits<double>::infinity();
+    for (int64_t r = 0; r < setup.training.data_parallel; ++r) {
+      for (int32_t k = 0; k < count; ++k) {
+        const int64_t device = first + k + r * replicas.devices();
+        for (int64_t g = device * copies; g < std::min(gpus, (device + 1) * copies); ++g) {
+          slowest = std::min(slowest, setup.cluster.devices[g].effective_flops() / reference);
+        }
+      }
+    }
+    speeds.push_back(std::isfinite(slowest) ? slowest : 1.0);
+  }
+  return speeds;
+}
+
 std::vector<int32_t> place_layers(const ResolvedScenario& setup) {
   if (!setup.schedule.partition.empty()) return setup.schedule.partition;
-  return balanced_partition(layer_times(setup), setup.schedule.chunks());
+  if (!setup.cluster.uneven_compute()) {
+    return balanced_partition(layer_times(setup), setup.schedule.chunks());
+  }
+  return balanced_partition(layer_times(setup), setup.schedule.chunks(), chunk_speeds(setup));
 }
 
 std::vector<std::pair<int32_t, int32_t>> chunk_layer_ranges(const ResolvedScenario& setup) {
@@ -192,6 +221,16 @@ int32_t largest_size(const std::vector<SampleRange>& ranges) {
   int32_t largest = 0;
   for (const SampleRange& r : ranges) largest = std::max(largest, r.hi - r.lo);
   return largest;
+}
+
+// The peak each model chunk's costs were priced at (make_layout: its first device's).
+std::vector<double> stage_priced_flops(const ResolvedScenario& setup,
+                                       const PipelineLayout& layout) {
+  std::vector<double> flops;
+  for (size_t c = 0; c < layout.costs.size(); ++c) {
+    flops.push_back(setup.cluster.devices[chunk_device(setup, static_cast<int32_t>(c))].peak_flops);
+  }
+  return flops;
 }
 
 // ZeRO's collectives as training.zero_stage, fsdp_reshard and fsdp_shard_size ask.
@@ -535,7 +574,11 @@ Program build_program(const ResolvedScenario& setup) {
       layout.offload_fraction = select_offloaded_stages(layout, order, setup.cluster);
     }
   }
-  if (is_asynchronous(setup.schedule.kind)) return asynchronous_program(setup, layout);
+  if (is_asynchronous(setup.schedule.kind)) {
+    Program program = asynchronous_program(setup, layout);
+    apply_device_speeds(program, stage_priced_flops(setup, layout), setup.cluster);
+    return program;
+  }
   Program program =
       setup.schedule.kind == proto::PIPEFB
           ? pipefb_program(layout, setup.schedule.pipefb_recompute, setup.training.iterations)
@@ -557,6 +600,7 @@ Program build_program(const ResolvedScenario& setup) {
     program = expand_tensor_parallel(program, layout, setup.training.tensor_parallel);
   }
   program.expert_dispatch = setup.expert_dispatch;
+  apply_device_speeds(program, stage_priced_flops(setup, layout), setup.cluster);
   validate_program(program);
   return program;
 }

@@ -12,8 +12,13 @@
 namespace pipetwin {
 
 // Layers per model chunk: the explicit schedule.partition, or contiguous ranges
-// balanced by fwd+bwd time on the stage's device.
+// balanced by fwd+bwd time on the stage's device, each chunk at the speed of the slowest GPU
+// that runs it (chunk_speeds) when the cluster's devices compute unevenly.
 std::vector<int32_t> place_layers(const ResolvedScenario& setup);
+
+// Per model chunk, the effective speed (peak x compute_scale) of the slowest GPU that runs it
+// (over its replicas and its tensor and context copies), relative to device 0's peak.
+std::vector<double> chunk_speeds(const ResolvedScenario& setup);
 
 // place_layers as [first, last) layer ranges, one per model chunk.
 std::vector<std::pair<int32_t, int32_t>> chunk_layer_ranges(const ResolvedScenario& setup);

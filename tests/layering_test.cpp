@@ -31,6 +31,7 @@ const std::map<std::string, int>& layers() {
       {"sim/cluster", 12},
       {"sim/model", 12},
       {"sim/partition", 12},
+      {"sim/goodput", 12},
       {"sim/sweep", 12},
       {"sim/chakra", 12},
       {"sim/network", 13},

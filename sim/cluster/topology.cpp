@@ -52,11 +52,15 @@ Topology Topology::shared(const ClusterSpec& cluster) {
 
   if (t.fabric_.intra == IntraNodeFabric::kNvLinkMesh) {
     t.mesh_ = static_cast<int32_t>(t.links_.size());
+    // The device in each slot of each node, whose scales its NVLinks take.
+    std::vector<int32_t> in_slot(static_cast<size_t>(t.nodes_) * g);
+    for (int32_t d = 0; d < t.num_devices_; ++d) in_slot[t.node(d) * g + t.local(d)] = d;
     for (int32_t n = 0; n < t.nodes_; ++n) {
       for (int32_t a = 0; a < g; ++a) {
         for (int32_t b = a + 1; b < g; ++b) {
-          t.add_link(name("nvlink", n * g + a, n * g + b), intra.bandwidth_bytes_per_s,
-                     intra.latency_s, true);
+          const LinkSpec link = cluster.link(in_slot[n * g + a], in_slot[n * g + b]);
+          t.add_link(name("nvlink", n * g + a, n * g + b), link.bandwidth_bytes_per_s,
+                     link.latency_s, true);
         }
       }
     }
@@ -65,7 +69,9 @@ Topology Topology::shared(const ClusterSpec& cluster) {
     const std::string family =
         t.fabric_.intra == IntraNodeFabric::kNvSwitch ? "nvswitch_port" : "pcie_port";
     for (int32_t d = 0; d < t.num_devices_; ++d) {
-      t.add_link(name(family, d), intra.bandwidth_bytes_per_s, intra.latency_s / 2, true);
+      const DeviceSpec& device = cluster.devices[d];
+      t.add_link(name(family, d), intra.bandwidth_bytes_per_s * device.port_scale,
+                 intra.latency_s / 2 * device.port_latency_scale, true);
     }
     if (t.fabric_.intra == IntraNodeFabric::kPcieSwitch) {
       t.node_switch_ = static_cast<int32_t>(t.links_.size());
@@ -78,9 +84,19 @@ Topology Topology::shared(const ClusterSpec& cluster) {
   if (t.nodes_ > 1) {
     t.nics_per_node_ = t.fabric_.nics_per_node > 0 ? t.fabric_.nics_per_node : g;
     t.nic_ = static_cast<int32_t>(t.links_.size());
+    // Each NIC at the scales of the GPUs sending through it (DeviceSpec::nic_scale, equal for
+    // all of them).
+    std::vector<std::pair<double, double>> scales(static_cast<size_t>(t.nodes_) * t.nics_per_node_,
+                                                  {1.0, 1.0});
+    for (int32_t d = 0; d < t.num_devices_; ++d) {
+      scales[t.node(d) * t.nics_per_node_ + t.local(d) % t.nics_per_node_] = {
+          cluster.devices[d].nic_scale, cluster.devices[d].nic_latency_scale};
+    }
     for (int32_t n = 0; n < t.nodes_; ++n) {
       for (int32_t k = 0; k < t.nics_per_node_; ++k) {
-        t.add_link(name("nic", n, k), inter.bandwidth_bytes_per_s, inter.latency_s / 2, true);
+        const auto [bandwidth, latency] = scales[n * t.nics_per_node_ + k];
+        t.add_link(name("nic", n, k), inter.bandwidth_bytes_per_s * bandwidth,
+                   inter.latency_s / 2 * latency, true);
       }
     }
     // At full bisection (oversubscription 1) a leaf's uplink carries what its NICs can send and

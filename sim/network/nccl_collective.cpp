@@ -117,7 +117,9 @@ CollectiveSchedule nccl_schedule(const ClusterSpec& cluster, NcclCollective coll
   double link_latency = 0;
   for (size_t k = 0; k < n; ++k) {
     const int32_t from = group[k], to = group[(k + 1) % n];
-    const LinkSpec& link = cluster.link(from, to);
+    // The flow's bytes take NCCL's time on the link as built; on a slower one (a device's
+    // link_scale) the lock step waits for it.
+    const LinkSpec& link = cluster.nominal_link(from, to);
     // Bounded, so that links of any speed (a what-if's "free" ones) give whole byte counts.
     constexpr double kMostBytes = 1e18;
     phase.flows.push_back(

@@ -6,19 +6,25 @@
 
 namespace pipetwin {
 
-std::vector<int32_t> balanced_partition(const std::vector<double>& layer_times, int32_t parts) {
+std::vector<int32_t> balanced_partition(const std::vector<double>& layer_times, int32_t parts,
+                                        std::span<const double> part_speeds) {
   const int32_t n = static_cast<int32_t>(layer_times.size());
   if (parts < 1 || parts > n) {
     throw std::invalid_argument("balanced_partition: need 1 <= parts <= layers");
   }
+  if (!part_speeds.empty() && part_speeds.size() != static_cast<size_t>(parts)) {
+    throw std::invalid_argument("balanced_partition: need one speed per part");
+  }
   std::vector<double> prefix(n + 1, 0.0);
   for (int32_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + layer_times[i];
-  auto sum = [&](int32_t from, int32_t to) { return prefix[to] - prefix[from]; };
+  // Group g's time: its layers' over its device's speed (x / 1 is x, bit for bit).
+  double speed = 1;
+  auto sum = [&](int32_t from, int32_t to) { return (prefix[to] - prefix[from]) / speed; };
 
   const double inf = std::numeric_limits<double>::infinity();
   // best[g][i]: smallest bottleneck placing the first i layers into g groups; cut[g][i]: the
   // first j (layers before the last group) that reaches it.
-  //   best[g][i] = min over j of max(best[g-1][j], sum(j, i))
+  //   best[g][i] = min over j of max(best[g-1][j], sum(j, i) / speed of group g)
   // best[g-1][j] never falls as j grows (times are >= 0, and rounding is monotone) while
   // sum(j, i) never rises, so the max falls until the two cross and rises after: binary
   // searches find the crossing and the first j of the minimum, in O(parts n log n) instead
@@ -29,6 +35,7 @@ std::vector<int32_t> balanced_partition(const std::vector<double>& layer_times, 
   best[0][0] = 0.0;
   for (int32_t g = 1; g <= parts; ++g) {
     const std::vector<double>& before = best[g - 1];
+    speed = part_speeds.empty() ? 1.0 : part_speeds[g - 1];
     // Leave at least one layer for each of the remaining groups.
     for (int32_t i = g; i <= n - (parts - g); ++i) {
       // The crossing: the first j in [g - 1, i) with before[j] >= sum(j, i), or i.

@@ -19,13 +19,14 @@ PlannerProblem planner_problem(const ResolvedScenario& setup) {
   p.intra_node = cluster.intra_node;
   p.inter_node = cluster.inter_node;
 
+  // A device's speed is its peak times its compute_scale (cluster.overrides).
   std::map<std::pair<double, double>, int> class_of;  // (flops, memory) -> class
   std::vector<double> class_flops;
   for (const DeviceSpec& device : cluster.devices) {
-    const auto key = std::pair{device.peak_flops, device.memory_bytes};
+    const auto key = std::pair{device.effective_flops(), device.memory_bytes};
     const auto [it, inserted] = class_of.emplace(key, static_cast<int>(class_flops.size()));
     if (inserted) {
-      class_flops.push_back(device.peak_flops * setup.model.efficiency);
+      class_flops.push_back(device.effective_flops() * setup.model.efficiency);
       p.class_memory_bytes.push_back(device.memory_bytes);
     }
     p.device_class.push_back(it->second);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "sim/scenario/resolve_device_overrides.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {
@@ -249,6 +250,7 @@ ClusterSpec resolve_cluster(const ScenarioChecker& check, const LoadedScenario& 
       device.memory_bytes = o.gpu().memory_gib() * kGiB;
     }
   }
+  apply_device_scales(check, c, cluster);
   return cluster;
 }
 

@@ -1,6 +1,7 @@
 #include "sim/scenario/resolve_scenario.h"
 
 #include "sim/scenario/resolve_cluster.h"
+#include "sim/scenario/resolve_device_overrides.h"
 #include "sim/scenario/resolve_freeze.h"
 #include "sim/scenario/resolve_model.h"
 #include "sim/scenario/resolve_offload.h"
@@ -45,6 +46,8 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   check_reduce_after_flush(check, setup);
   check_context_parallel(check, setup);
   place_ranks(check, s, setup);
+  apply_node_groups(check, s, setup.cluster);
+  share_nic_scales(setup.cluster);
   // Measured layers (profile, calibrate) hold their memory-bound kernels' time already.
   if (s.model().has_zoo() && s.model().zoo().memory_efficiency() != 0 &&
       s.model().layers_size() == 0) {

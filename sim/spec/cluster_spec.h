@@ -1,6 +1,7 @@
 // The resolved cluster: one entry per GPU and the links between them.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,16 @@ struct DeviceSpec {
   double peak_flops = 0;
   double memory_bytes = 0;
   int slot = -1;  // its place among its node's GPUs; -1: id mod gpus_per_node
+  // cluster.overrides: its compute ops take their time over compute_scale; its port (NVLink,
+  // NVSwitch) runs at port_scale of the bandwidth and port_latency_scale of the latency, its
+  // NIC at nic_scale and nic_latency_scale (the slowest of the GPUs sharing the NIC).
+  double compute_scale = 1;
+  double port_scale = 1;
+  double port_latency_scale = 1;
+  double nic_scale = 1;
+  double nic_latency_scale = 1;
+  // What its compute ops reach: the dense peak times compute_scale.
+  double effective_flops() const { return peak_flops * compute_scale; }
 };
 
 // How links are wired (used by the simgrid engine; see sim/cluster/topology.h).
@@ -101,9 +112,33 @@ struct ClusterSpec {
   std::string simgrid_platform;
   std::vector<std::string> platform_hosts;
 
-  const LinkSpec& link(int a, int b) const {
+  // The link between devices a and b as built, before any device's scales.
+  const LinkSpec& nominal_link(int a, int b) const {
     if (same_nvlink_domain(a, b)) return intra_node;
     return across_leaves(a, b) ? inter_leaf : inter_node;
+  }
+  // And as it runs: the slower end's bandwidth, the mean of the two ends' latency factors (a
+  // route crosses half the latency at each end: sim/cluster/topology.h).
+  LinkSpec link(int a, int b) const {
+    const LinkSpec& nominal = nominal_link(a, b);
+    if (!scaled_links) return nominal;
+    const DeviceSpec &x = devices[a], &y = devices[b];
+    const bool port = same_nvlink_domain(a, b);
+    const double bandwidth =
+        port ? std::min(x.port_scale, y.port_scale) : std::min(x.nic_scale, y.nic_scale);
+    const double latency = port ? (x.port_latency_scale + y.port_latency_scale) / 2
+                                : (x.nic_latency_scale + y.nic_latency_scale) / 2;
+    return {nominal.bandwidth_bytes_per_s * bandwidth, nominal.latency_s * latency};
+  }
+  // Whether any device's links run at other than the nominal speed (cluster.overrides).
+  bool scaled_links = false;
+  // Whether any device computes at other than the cluster GPU's speed (cluster.overrides,
+  // cluster.node_groups, cluster.devices).
+  bool uneven_compute() const {
+    for (const DeviceSpec& d : devices) {
+      if (d.effective_flops() != devices.front().effective_flops()) return true;
+    }
+    return false;
   }
   bool across_leaves(int a, int b) const {
     return fabric.inter == InterNodeFabric::kFatTree && fabric.oversubscription > 1 &&

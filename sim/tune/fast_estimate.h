@@ -30,7 +30,8 @@ struct FastEstimate {
 
 // Whether estimate_fast models the scenario's schedule: the synchronous pipelines with equal
 // microbatches (GPipe, 1F1B, interleaved, ZB-H1, ZB-H2, ZB-V, ZB_AUTO, DualPipe), one device
-// per stage, FSDP's defaults (no hybrid sharding, weights resharded after each pass).
+// per stage, FSDP's defaults (no hybrid sharding, weights resharded after each pass), every
+// device at the cluster GPU's speed (no cluster.overrides or node groups of other GPUs).
 bool has_fast_estimate(const ResolvedScenario& setup);
 
 // One iteration of a resolved scenario; nullopt where has_fast_estimate is false.

@@ -55,7 +55,7 @@ std::pair<int, int> nic_flows(const std::vector<std::string>& overrides) {
             break;
           }
         }
-        EXPECT_EQ(&setup.cluster.link(flow.from, flow.to) == &setup.cluster.intra_node,
+        EXPECT_EQ(&setup.cluster.nominal_link(flow.from, flow.to) == &setup.cluster.intra_node,
                   setup.cluster.same_nvlink_domain(flow.from, flow.to));
       }
     }
@@ -137,7 +137,7 @@ TEST(NvlinkDomain, TensorParallelismMaySpanTheDomain) {
       resolve_scenario(parse_scenario(kMoeOnTrays, "moe", ".", false, {"cluster.nodes=36"}));
   EXPECT_TRUE(racks.cluster.same_nvlink_domain(0, 71));    // tray 0 and tray 17: one rack
   EXPECT_FALSE(racks.cluster.same_nvlink_domain(71, 72));  // the next rack
-  EXPECT_EQ(&racks.cluster.link(0, 72), &racks.cluster.inter_node);
+  EXPECT_EQ(&racks.cluster.nominal_link(0, 72), &racks.cluster.inter_node);
   try {
     resolve_scenario(
         parse_scenario(kMoeOnTrays, "moe", ".", false, {"cluster.intra_node.kind=PCIE_SWITCH"}));

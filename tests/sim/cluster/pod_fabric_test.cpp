@@ -44,8 +44,8 @@ double step_seconds(const std::string& oversubscription, Engine engine, bool exa
 
 TEST(PodFabric, TheAnalyticEngineGivesAFlowBetweenPodsItsShareOfTheUplink) {
   const ResolvedScenario setup = resolve_scenario(parse_scenario(kPods, "pods", ".", false, {}));
-  EXPECT_EQ(&setup.cluster.link(0, 8), &setup.cluster.inter_node);   // nodes 0 and 1: one pod
-  EXPECT_EQ(&setup.cluster.link(0, 16), &setup.cluster.inter_leaf);  // nodes 0 and 2
+  EXPECT_EQ(&setup.cluster.nominal_link(0, 8), &setup.cluster.inter_node);   // nodes 0 and 1: one pod
+  EXPECT_EQ(&setup.cluster.nominal_link(0, 16), &setup.cluster.inter_leaf);  // nodes 0 and 2
   EXPECT_DOUBLE_EQ(setup.cluster.inter_leaf.bandwidth_bytes_per_s,
                    setup.cluster.inter_node.bandwidth_bytes_per_s / 7);
 }
