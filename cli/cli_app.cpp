@@ -16,6 +16,7 @@ int run_cli(int argc, char** argv) {
   add_sweep_command(app);
   add_plan_command(app);
   add_tune_command(app);
+  add_goodput_command(app);
   add_compare_command(app);
   add_export_command(app);
   add_report_command(app);
