@@ -17,6 +17,7 @@ int run_cli(int argc, char** argv) {
   add_plan_command(app);
   add_tune_command(app);
   add_goodput_command(app);
+  add_straggler_command(app);
   add_compare_command(app);
   add_export_command(app);
   add_report_command(app);
