@@ -1,8 +1,13 @@
-// pipetwin.sweep, pipetwin.plan, pipetwin.tune and pipetwin.compare: the studies built on simulate,
-// each returning what its command prints with --json.
+// pipetwin.sweep, pipetwin.plan, pipetwin.tune, pipetwin.compare, pipetwin.goodput and
+// pipetwin.straggler: the studies built on simulate, each returning what its command prints with
+// --json.
 #include <pybind11/stl.h>
 
+#include <optional>
+
 #include "app/compare_run.h"
+#include "app/goodput_run.h"
+#include "app/straggler_run.h"
 #include "app/sweep_run.h"
 #include "app/sweep_summary.h"
 #include "app/tune_run.h"
@@ -129,9 +134,61 @@ py::object compare(const py::object& a, const py::object& b,
   return to_python(j);
 }
 
+py::object goodput(const Scenario& scenario, std::optional<double> tokens,
+                   std::optional<int64_t> steps, std::optional<double> gpu_hour_cost,
+                   int32_t monte_carlo, uint64_t seed, const std::string& engine, bool curves) {
+  GoodputRequest request;
+  request.scenario = scenario.source;
+  request.overrides = scenario.overrides;
+  request.tokens = tokens;
+  request.steps = steps;
+  request.gpu_hour_cost = gpu_hour_cost;
+  request.monte_carlo_runs = monte_carlo;
+  request.seed = seed;
+  request.engine = parse_engine(engine);
+  request.curves = curves;
+  nlohmann::json j;
+  {
+    py::gil_scoped_release release;
+    j = run_goodput(request).json();
+  }
+  return to_python(j);
+}
+
+py::object straggler(const Scenario& scenario, const std::vector<double>& factors,
+                     const std::string& devices, bool links, const std::string& engine, int jobs) {
+  StragglerRequest request;
+  request.scenario = scenario.source;
+  request.overrides = scenario.overrides;
+  request.factors = factors;
+  request.devices = devices;
+  request.links = links;
+  request.engine = engine;
+  request.jobs = jobs;
+  nlohmann::json j;
+  {
+    py::gil_scoped_release release;  // the points run in forked children
+    j = run_straggler(request).json();
+  }
+  return to_python(j);
+}
+
 }  // namespace
 
 void bind_studies(py::module_& m) {
+  m.def("goodput", &goodput, py::arg("scenario"), py::arg("tokens") = py::none(),
+        py::arg("steps") = py::none(), py::arg("gpu_hour_cost") = py::none(),
+        py::arg("monte_carlo") = 10000, py::arg("seed") = 1, py::arg("engine") = "analytic",
+        py::arg("curves") = false,
+        "Prices the whole training run (`tokens` or `steps`; else the scenario's run section) "
+        "under failures, checkpoints and restarts as `pipetwin goodput --json` does, and returns "
+        "its object: step_s, steps, mttf_h, checkpoint_interval_s, checkpoint_write_s, ettr, "
+        "days, gpu_hours, cost, monte_carlo; with `curves`, the report's curves too.");
+  m.def("straggler", &straggler, py::arg("scenario"), py::arg("factors"), py::arg("devices") = "",
+        py::arg("links") = false, py::arg("engine") = "analytic", py::arg("jobs") = 0,
+        "One slow device at each position (`devices`, default every GPU of replica 0) and "
+        "speed factor, as `pipetwin straggler --json`: points, by_stage, by_dp_rank, "
+        "by_tp_rank, by_op.");
   m.def("sweep", &sweep, py::arg("scenario"), py::arg("vary"), py::arg("jobs") = 0,
         py::arg("engine") = "analytic", py::arg("allow_oom") = false,
         "Simulates every point of the grid {path: [values]} over the scenario (its overrides "

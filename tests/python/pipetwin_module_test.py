@@ -222,6 +222,22 @@ class Studies(WithoutPandas):
         self.assertEqual(code, 2)
         self.assertEqual("error: " + str(caught.exception) + "\n", err)
 
+    def test_goodput_equals_the_cli_goodput(self):
+        scenario = pipetwin.load("builtin:llama3-8b-64gpu", set={"run.gpu_hour_cost": 2})
+        ours = pipetwin.goodput(scenario, tokens=1e12, monte_carlo=500, seed=3)
+        self.assertEqual(ours, cli_json("goodput", "builtin:llama3-8b-64gpu", "--set",
+                                        "run.gpu_hour_cost=2", "--tokens", "1e12",
+                                        "--monte-carlo", "500", "--seed", "3"))
+        self.assertGreater(ours["ettr"], 0.5)
+        self.assertAlmostEqual(ours["cost"], 2 * ours["gpu_hours"])
+
+    def test_straggler_equals_the_cli_straggler(self):
+        scenario = pipetwin.load("builtin:gpt-8gpu-1f1b")
+        ours = pipetwin.straggler(scenario, factors=[0.5], devices="0-1,7")
+        self.assertEqual(ours, cli_json("straggler", "builtin:gpt-8gpu-1f1b", "--factor", "0.5",
+                                        "--devices", "0-1,7"))
+        self.assertEqual(len(ours["points"]), 3)
+
     def test_plan_equals_the_cli_plan(self):
         args = ["--population", "8", "--generations", "3", "--seed", "5", "--threads", "1"]
         ours = pipetwin.plan(pipetwin.load("builtin:quickstart"), search="umpipe", population=8,
