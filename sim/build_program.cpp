@@ -160,12 +160,24 @@ std::vector<double> layer_times(const ResolvedScenario& setup) {
   return times;
 }
 
+bool flop_counted(const ModelSpec& model) {
+  for (const ModelLayer& layer : model.layers) {
+    if (layer.fwd.flops_per_sample > 0 || layer.fwd.fixed_flops > 0) return true;
+  }
+  return false;
+}
+
+double device_speed(const ResolvedScenario& setup, int32_t device) {
+  const DeviceSpec& d = setup.cluster.devices[device];
+  return (flop_counted(setup.model) ? d.peak_flops : 1.0) * d.compute_scale;
+}
+
 std::vector<double> chunk_speeds(const ResolvedScenario& setup) {
   const ScheduleSpec& schedule = setup.schedule;
   const StageReplicas replicas = StageReplicas::of(schedule.stage_replicas, schedule.stages);
   const int64_t copies = int64_t{setup.training.tensor_parallel} * setup.training.context_parallel;
   const int64_t gpus = static_cast<int64_t>(setup.cluster.devices.size());
-  const double reference = setup.cluster.devices.front().peak_flops;
+  const double reference = flop_counted(setup.model) ? setup.cluster.devices.front().peak_flops : 1;
   std::vector<double> speeds;
   for (int32_t c = 0; c < schedule.chunks(); ++c) {
     const int32_t first = chunk_device(setup, c);
@@ -175,7 +187,7 @@ std::vector<double> chunk_speeds(const ResolvedScenario& setup) {
       for (int32_t k = 0; k < count; ++k) {
         const int64_t device = first + k + r * replicas.devices();
         for (int64_t g = device * copies; g < std::min(gpus, (device + 1) * copies); ++g) {
-          slowest = std::min(slowest, setup.cluster.devices[g].effective_flops() / reference);
+          slowest = std::min(slowest, device_speed(setup, static_cast<int32_t>(g)) / reference);
         }
       }
     }
@@ -223,14 +235,21 @@ int32_t largest_size(const std::vector<SampleRange>& ranges) {
   return largest;
 }
 
-// The peak each model chunk's costs were priced at (make_layout: its first device's).
-std::vector<double> stage_priced_flops(const ResolvedScenario& setup,
-                                       const PipelineLayout& layout) {
-  std::vector<double> flops;
+// Each copy of a chunk's ops at the speed of its device (sim/schedule/device_speeds.h): the
+// chunk was priced at its first device's peak, with no compute_scale.
+void run_at_device_speeds(Program& program, const ResolvedScenario& setup,
+                          const PipelineLayout& layout) {
+  const bool flops = flop_counted(setup.model);
+  std::vector<double> priced;
   for (size_t c = 0; c < layout.costs.size(); ++c) {
-    flops.push_back(setup.cluster.devices[chunk_device(setup, static_cast<int32_t>(c))].peak_flops);
+    const int32_t device = chunk_device(setup, static_cast<int32_t>(c));
+    priced.push_back(flops ? setup.cluster.devices[device].peak_flops : 1.0);
   }
-  return flops;
+  std::vector<double> speeds;
+  for (int32_t d = 0; d < static_cast<int32_t>(setup.cluster.devices.size()); ++d) {
+    speeds.push_back(device_speed(setup, d));
+  }
+  apply_device_speeds(program, priced, speeds);
 }
 
 // ZeRO's collectives as training.zero_stage, fsdp_reshard and fsdp_shard_size ask.
@@ -576,7 +595,7 @@ Program build_program(const ResolvedScenario& setup) {
   }
   if (is_asynchronous(setup.schedule.kind)) {
     Program program = asynchronous_program(setup, layout);
-    apply_device_speeds(program, stage_priced_flops(setup, layout), setup.cluster);
+    run_at_device_speeds(program, setup, layout);
     return program;
   }
   Program program =
@@ -600,7 +619,7 @@ Program build_program(const ResolvedScenario& setup) {
     program = expand_tensor_parallel(program, layout, setup.training.tensor_parallel);
   }
   program.expert_dispatch = setup.expert_dispatch;
-  apply_device_speeds(program, stage_priced_flops(setup, layout), setup.cluster);
+  run_at_device_speeds(program, setup, layout);
   validate_program(program);
   return program;
 }

@@ -16,8 +16,17 @@ namespace pipetwin {
 // that runs it (chunk_speeds) when the cluster's devices compute unevenly.
 std::vector<int32_t> place_layers(const ResolvedScenario& setup);
 
-// Per model chunk, the effective speed (peak x compute_scale) of the slowest GPU that runs it
-// (over its replicas and its tensor and context copies), relative to device 0's peak.
+// Whether the model's pass costs are FLOP counts (the zoo, Hugging Face configs), which run
+// faster on a GPU of a higher peak; measured times (explicit layers, profiles) do not change
+// with peak_tflops.
+bool flop_counted(const ModelSpec& model);
+
+// How fast `device` computes: its peak (FLOP-counted models; 1 otherwise) times its
+// compute_scale (cluster.overrides).
+double device_speed(const ResolvedScenario& setup, int32_t device);
+
+// Per model chunk, the device_speed of the slowest GPU that runs it (over its replicas and its
+// tensor and context copies), relative to device 0's peak (FLOP-counted models) or to 1.
 std::vector<double> chunk_speeds(const ResolvedScenario& setup);
 
 // place_layers as [first, last) layer ranges, one per model chunk.

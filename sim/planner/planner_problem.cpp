@@ -1,6 +1,7 @@
 #include "sim/planner/planner_problem.h"
 
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "sim/model/training_memory.h"
@@ -19,14 +20,15 @@ PlannerProblem planner_problem(const ResolvedScenario& setup) {
   p.intra_node = cluster.intra_node;
   p.inter_node = cluster.inter_node;
 
-  // A device's speed is its peak times its compute_scale (cluster.overrides).
-  std::map<std::pair<double, double>, int> class_of;  // (flops, memory) -> class
-  std::vector<double> class_flops;
+  // Devices of equal peak, compute_scale (cluster.overrides) and memory form a class.
+  std::map<std::tuple<double, double, double>, int> class_of;
+  std::vector<double> class_flops, class_scale;
   for (const DeviceSpec& device : cluster.devices) {
-    const auto key = std::pair{device.effective_flops(), device.memory_bytes};
+    const auto key = std::tuple{device.peak_flops, device.compute_scale, device.memory_bytes};
     const auto [it, inserted] = class_of.emplace(key, static_cast<int>(class_flops.size()));
     if (inserted) {
-      class_flops.push_back(device.effective_flops() * setup.model.efficiency);
+      class_flops.push_back(device.peak_flops * setup.model.efficiency);
+      class_scale.push_back(device.compute_scale);
       p.class_memory_bytes.push_back(device.memory_bytes);
     }
     p.device_class.push_back(it->second);
@@ -41,7 +43,7 @@ PlannerProblem planner_problem(const ResolvedScenario& setup) {
     for (size_t c = 0; c < class_flops.size(); ++c) {
       // Frozen layers run forward only (FreezePipe).
       const double bwd = layer.frozen ? 0 : layer.bwd.seconds(b, class_flops[c]);
-      p.layer_seconds[c].push_back(layer.fwd.seconds(b, class_flops[c]) + bwd);
+      p.layer_seconds[c].push_back((layer.fwd.seconds(b, class_flops[c]) + bwd) / class_scale[c]);
     }
     p.layer_resident_bytes.push_back(
         parameters * (layer.frozen ? per_parameter.weights : per_parameter.total()));

@@ -8,15 +8,14 @@
 #include <span>
 
 #include "sim/program/program.h"
-#include "sim/spec/cluster_spec.h"
 
 namespace pipetwin {
 
 // Each compute op (FWD, BWD, BWD_INPUT, BWD_WEIGHT, OPTIM) of stage s on device d takes its
-// time x stage_priced_flops[s] / (d's peak x its compute_scale); a collective that starts under
-// one of d's compute ops (lead_s: a gradient bucket the backward fills first) keeps the same
-// share of it. Devices whose factor is 1 are left untouched, bit for bit.
-void apply_device_speeds(Program& program, std::span<const double> stage_priced_flops,
-                         const ClusterSpec& cluster);
+// time x stage_priced_speed[s] / device_speed[d]; a collective that starts under one of d's
+// compute ops (lead_s: a gradient bucket the backward fills first) keeps the same share of it.
+// Ops whose factor is 1 are left untouched, bit for bit.
+void apply_device_speeds(Program& program, std::span<const double> stage_priced_speed,
+                         std::span<const double> device_speed);
 
 }  // namespace pipetwin

@@ -1,4 +1,4 @@
-// `pipetwin goodput` as users run it: the JSON contract of ../shared/DESIGN.md section 11, the
+// `pipetwin goodput` as users run it: the JSON keys of docs/goodput.md, the
 // HTML report, and bad rates, intervals and lengths refused with exit 2 naming the field.
 #include <gtest/gtest.h>
 

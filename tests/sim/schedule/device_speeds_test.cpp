@@ -10,6 +10,8 @@
 #include "sim/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/network/network_model.h"
+#include "sim/planner/pipedream_planner.h"
+#include "sim/planner/planner_problem.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/simgrid/simgrid_executor.h"
@@ -157,6 +159,27 @@ TEST(DeviceSpeeds, SimgridsPlatformCarriesTheSlowPort) {
       kFourStages, {"training.data_parallel=4", "schedule.stages=1", "training.global_batch=32",
                     "model.layers[0].parameter_bytes=400000000"});
   EXPECT_GT(analytic, analytic_step(even));
+}
+
+// PipeDream's and APapo's planner (`pipetwin plan`): the slow device is a class of its own at
+// its speed, and the plan keeps the heavy stages off it.
+TEST(DeviceSpeeds, ThePlannerSeesTheSlowDevice) {
+  const ResolvedScenario setup = resolved(
+      kFourStages, {"cluster.overrides[0].devices=2", "cluster.overrides[0].compute_scale=0.25",
+                    "model.layers[0].fwd_ms=4", "model.layers[0].bwd_ms=8"});
+  PlannerProblem p = planner_problem(setup);
+  ASSERT_EQ(p.layer_seconds.size(), 2u);
+  EXPECT_EQ(p.device_class, (std::vector<int>{0, 0, 1, 0}));
+  for (size_t l = 0; l < p.layer_seconds[0].size(); ++l) {
+    EXPECT_DOUBLE_EQ(p.layer_seconds[1][l], 4 * p.layer_seconds[0][l]);
+  }
+  p.straight = true;
+  const PipedreamPlan plan = plan_pipedream(p);
+  for (const PlannedStage& stage : plan.stages) {
+    if (std::find(stage.devices.begin(), stage.devices.end(), 2) == stage.devices.end()) continue;
+    EXPECT_EQ(std::find(stage.layers.begin(), stage.layers.end(), 0), stage.layers.end())
+        << "the heavy first layer went to the slow device";
+  }
 }
 
 // H100 nodes with H200 and B200 nodes: each GPU its own peak and memory; the resolved
