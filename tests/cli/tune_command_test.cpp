@@ -47,6 +47,25 @@ TEST(TuneCli, TheWrittenScenarioSimulatesToTheBestsTime) {
   EXPECT_NEAR(json::parse(sim.out)["iteration_time_s"].get<double>(), best, 1e-9 * best);
 }
 
+// A slow GPU (cluster.overrides): every candidate is timed with it, so the scenario written
+// simulates to the best's time, and the best is slower than on the even cluster.
+TEST(TuneCli, ASlowDeviceIsInEveryCandidatesTime) {
+  TempDir dir;
+  const std::string out = (dir.path() / "best.textproto").string();
+  const std::string slow =
+      " --set cluster.overrides[0].devices=7 --set cluster.overrides[0].compute_scale=0.5";
+  const auto r =
+      run_pipetwin(std::string("tune ") + kSmallSpace + slow + " --json --write-scenario " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double best = json::parse(r.out)["best"]["iteration_time_s"].get<double>();
+  const auto sim = run_pipetwin("simulate " + out + " --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_NEAR(json::parse(sim.out)["iteration_time_s"].get<double>(), best, 1e-9 * best);
+  const auto even = run_pipetwin(std::string("tune ") + kSmallSpace + " --json");
+  ASSERT_EQ(even.exit_code, 0) << even.err;
+  EXPECT_GT(best, json::parse(even.out)["best"]["iteration_time_s"].get<double>());
+}
+
 TEST(TuneCli, TheReportDrawsTheParetoFrontWithTheBestAndTheOwnMarked) {
   TempDir dir;
   const std::string page = (dir.path() / "tune.html").string();

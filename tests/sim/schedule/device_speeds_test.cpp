@@ -15,6 +15,7 @@
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/simgrid/simgrid_executor.h"
+#include "sim/spec/errors.h"
 #include "tests/support/same_times.h"
 
 namespace pipetwin {
@@ -216,6 +217,37 @@ TEST(DeviceSpeeds, NodeGroupsGiveEachNodeItsGpu) {
 
 TEST(DeviceSpeeds, MixedNodesSimulateOnBothEngines) {
   testing::expect_exact_simgrid_equals_analytic(resolved(kMixed));
+}
+
+// Bad lists, factors and groups: refused naming the field (exit 2 on the command line).
+TEST(DeviceSpeeds, BadOverridesAndGroupsNameTheirField) {
+  const auto refused = [](const std::string& text, const std::vector<std::string>& sets,
+                          const std::string& field, const std::string& problem) {
+    try {
+      resolved(text, sets);
+      ADD_FAILURE() << field << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(field + ": "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(problem), std::string::npos) << e.what();
+    }
+  };
+  refused(kFourStages, {"cluster.overrides[0].devices=3-1"}, "cluster.overrides[0].devices",
+          "not an id or a range");
+  refused(kFourStages, {"cluster.overrides[0].devices=4"}, "cluster.overrides[0].devices",
+          "no id 4 among 4");
+  refused(kFourStages, {"cluster.overrides[0].devices=x"}, "cluster.overrides[0].devices",
+          "not an id");
+  refused(kFourStages, {"cluster.overrides[0].compute_scale=0.5"}, "cluster.overrides[0].devices",
+          "missing");
+  refused(kFourStages, {"cluster.overrides[0].devices=1", "cluster.overrides[0].link_scale=-1"},
+          "cluster.overrides[0].link_scale", "positive factor");
+  refused(kFourStages, {"cluster.overrides[0].devices=1", "cluster.overrides[0].compute_scale=inf"},
+          "cluster.overrides[0].compute_scale", "positive factor");
+  refused(kMixed, {"cluster.node_groups[0].nodes=3"}, "cluster.node_groups[0].nodes", "no id 3");
+  refused(kMixed, {"cluster.node_groups[1].preset=dgx-b201"}, "cluster.node_groups[1].preset",
+          "unknown preset");
+  refused(kMixed, {"training.precision=FP8", "cluster.node_groups[0].preset=dgx-a100"},
+          "cluster.node_groups[0].preset", "no tensor cores for training.precision FP8");
 }
 
 }  // namespace
