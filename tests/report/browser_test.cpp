@@ -51,7 +51,7 @@ TEST_P(Browser, LoadsWithoutErrorsShowsItsLanesAndIsNotBlank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryKind, Browser,
-                         ::testing::Values("run", "compare", "sweep", "plan", "freeze"),
+                         ::testing::Values("run", "compare", "sweep", "plan", "freeze", "goodput"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "analysis/timeline_comparison.h"
 #include "report/compare_page.h"
 #include "report/freeze_page.h"
+#include "report/goodput_page.h"
 #include "report/html_page.h"
 #include "report/plan_page.h"
 #include "report/run_page.h"
@@ -110,19 +111,33 @@ inline std::string freeze_report_html(const Timeline& overview) {
   return page.render();
 }
 
-// Every kind, by name: run, compare, sweep, plan, freeze.
+// A whole run's three curves, a few points each.
+inline std::string goodput_report_html() {
+  GoodputCurves curves;
+  curves.ettr_by_interval_s = {{60, 0.90}, {240, 0.937}, {960, 0.91}, {3840, 0.80}};
+  curves.chosen_interval_s = 240;
+  curves.ettr_by_gpus = {{2048, 0.99}, {16384, 0.937}, {131072, 0.70}};
+  curves.days_by_gpus = {{8192, 290}, {16384, 148}, {32768, 80}};
+  curves.gpus = 16384;
+  HtmlPage page("goodput", "a whole run");
+  add_goodput_sections(page, curves);
+  return page.render();
+}
+
+// Every kind, by name: run, compare, sweep, plan, freeze, goodput.
 inline std::map<std::string, std::string> sample_reports() {
   const SimulationResult quickstart = simulated_quickstart();
   return {{"run", run_report_html(quickstart)},
           {"compare", compare_report_html(quickstart.timeline)},
           {"sweep", sweep_report_html()},
           {"plan", plan_report_html()},
-          {"freeze", freeze_report_html(quickstart.timeline)}};
+          {"freeze", freeze_report_html(quickstart.timeline)},
+          {"goodput", goodput_report_html()}};
 }
 
 // The lanes each sample's Gantts have: one per device and Gantt.
 inline std::map<std::string, int> sample_lanes() {
-  return {{"run", 4}, {"compare", 8}, {"sweep", 0}, {"plan", 0}, {"freeze", 4}};
+  return {{"run", 4}, {"compare", 8}, {"sweep", 0}, {"plan", 0}, {"freeze", 4}, {"goodput", 0}};
 }
 
 }  // namespace pipetwin::testing
