@@ -19,6 +19,7 @@ int run_cli(int argc, char** argv) {
   add_goodput_command(app);
   add_straggler_command(app);
   add_whatif_command(app);
+  add_import_command(app);
   add_compare_command(app);
   add_export_command(app);
   add_report_command(app);

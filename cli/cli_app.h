@@ -19,6 +19,7 @@ void add_tune_command(CLI::App& app);
 void add_goodput_command(CLI::App& app);
 void add_straggler_command(CLI::App& app);
 void add_whatif_command(CLI::App& app);
+void add_import_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_report_command(CLI::App& app);

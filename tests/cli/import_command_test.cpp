@@ -1,0 +1,100 @@
+// `pipetwin import`: scenarios from launch configurations that simulate, and every argument
+// either read, accepted as without effect on a step's time, or refused by name.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "sim/scenario/loaded_scenario.h"
+
+namespace pipetwin {
+namespace {
+
+using testing::CliResult;
+using testing::run_pipetwin;
+using testing::TempDir;
+
+// Megatron-LM's examples/gpt3/train_gpt3_175b_distributed.sh, its training arguments as given.
+constexpr char kGpt3[] =
+    "--num-layers 96 --hidden-size 12288 --num-attention-heads 96 --seq-length 2048 "
+    "--max-position-embeddings 2048 --attention-backend auto --micro-batch-size 1 "
+    "--global-batch-size 1536 --rampup-batch-size 16 16 5859375 --train-iters 500000 "
+    "--weight-decay 0.1 --adam-beta1 0.9 --adam-beta2 0.95 --init-method-std 0.006 --clip-grad "
+    "1.0 --fp16 --lr 6.0e-5 --lr-decay-style cosine --min-lr 6.0e-6 --lr-warmup-fraction .001 "
+    "--lr-decay-iters 430000 --tensor-model-parallel-size 8 --pipeline-model-parallel-size 16 "
+    "--data-path /data/corpus_text_document --vocab-file gpt2-vocab.json --merge-file "
+    "gpt2-merges.txt --split 949,50,1 --log-interval 100 --save-interval 10000 --eval-interval "
+    "1000 --save /ckpt --load /ckpt --eval-iters 10 --tensorboard-dir /tb";
+
+TEST(ImportMegatron, Gpt3175bBecomesAScenarioThatSimulates) {
+  TempDir dir;
+  const std::string out = (dir.path() / "gpt3.textproto").string();
+  const CliResult r =
+      run_pipetwin("import megatron --preset dgx-a100 --nodes 192 -o " + out + " -- " + kGpt3);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const LoadedScenario loaded = load_scenario(out, {});
+  const proto::Scenario& s = loaded.scenario;
+  EXPECT_EQ(s.model().zoo().layers(), 96);
+  EXPECT_EQ(s.model().zoo().hidden(), 12288);
+  EXPECT_EQ(s.model().zoo().vocab(), 51200);  // 50,257 padded to 128 x TP
+  EXPECT_EQ(s.training().tensor_parallel(), 8);
+  EXPECT_EQ(s.schedule().stages(), 16);
+  EXPECT_EQ(s.training().data_parallel(), 12);  // 1,536 GPUs over 8 x 16
+  EXPECT_EQ(s.training().microbatches(), 128);
+  EXPECT_EQ(s.training().precision(), proto::FP16);
+  EXPECT_EQ(s.run().steps(), 500000);
+  const CliResult sim = run_pipetwin("simulate " + out + " --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  EXPECT_GT(nlohmann::json::parse(sim.out)["iteration_time_s"].get<double>(), 0);
+}
+
+TEST(ImportMegatron, ALlamaStyleMoeJobWithFp8AndInterleaving) {
+  TempDir dir;
+  const std::string out = (dir.path() / "moe.textproto").string();
+  const CliResult r = run_pipetwin(
+      "import megatron --nodes 8 -o " + out +
+      " -- --num-layers 16 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 "
+      "--group-query-attention --num-query-groups 8 --seq-length 4096 --swiglu --normalization "
+      "RMSNorm --untie-embeddings-and-output-weights --vocab-size 128256 --num-experts 8 "
+      "--moe-router-topk 2 --expert-model-parallel-size 8 --tensor-model-parallel-size 2 "
+      "--sequence-parallel --pipeline-model-parallel-size 2 "
+      "--num-layers-per-virtual-pipeline-stage 4 --micro-batch-size 1 --global-batch-size 256 "
+      "--bf16 --fp8-format hybrid --fp8-recipe tensorwise --use-distributed-optimizer "
+      "--overlap-grad-reduce --recompute-granularity selective");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const proto::Scenario s = load_scenario(out, {}).scenario;
+  EXPECT_EQ(s.model().zoo().kv_heads(), 8);
+  EXPECT_EQ(s.model().zoo().mlp(), proto::Zoo::SWIGLU);
+  EXPECT_FALSE(s.model().zoo().tied_embeddings());
+  EXPECT_EQ(s.model().zoo().moe().experts(), 8);
+  EXPECT_EQ(s.training().data_parallel(), 16);  // 64 GPUs over 2 x 2
+  EXPECT_EQ(s.training().expert_parallel(), 8);
+  EXPECT_EQ(s.training().precision(), proto::FP8);
+  EXPECT_EQ(s.training().zero_stage(), proto::Training::ZERO_1);
+  EXPECT_EQ(s.training().recompute(), proto::Training::SELECTIVE);
+  EXPECT_EQ(s.schedule().kind(), proto::INTERLEAVED_ONE_F_ONE_B);
+  EXPECT_EQ(s.schedule().virtual_stages(), 2);  // 16 layers over 2 stages of chunks of 4
+  const CliResult sim = run_pipetwin("simulate " + out + " --json");
+  EXPECT_EQ(sim.exit_code, 0) << sim.err;
+}
+
+TEST(ImportMegatron, UnknownOrInconsistentArgumentsAreNamed) {
+  const auto refused = [](const std::string& args, const std::string& what) {
+    const CliResult r = run_pipetwin("import megatron --nodes 2 -- " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  };
+  const std::string base =
+      "--num-layers 8 --hidden-size 1024 --num-attention-heads 8 --seq-length 1024 "
+      "--micro-batch-size 1 ";
+  refused(base + "--global-batch-size 64 --frobnicate 3", "--frobnicate");
+  refused(base + "--global-batch-size 64 --hiden-size 3", "did you mean '--hidden-size'");
+  refused(base + "--global-batch-size 63", "--global-batch-size: 63 is not a multiple");
+  refused(base + "--global-batch-size 64 --tensor-model-parallel-size 3", "--nodes: 16 GPUs");
+  refused(base + "--global-batch-size 64 --fp8-format e5m2", "--fp8-format: 'e5m2'");
+  refused("--hidden-size 8", "--num-layers: missing");
+}
+
+}  // namespace
+}  // namespace pipetwin
