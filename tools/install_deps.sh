@@ -13,6 +13,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev
   libyaml-cpp-dev zlib1g-dev        # measured jobs' traces: parallel sizes (YAML), gzip
+  libtomlplusplus-dev               # torchtitan's job files (TOML)
   pybind11-dev python3-dev          # the Python module (python/)
   python3-venv python3-pandas       #   pip install ./python into a venv; DataFrames (optional)
   clang-14 libfuzzer-14-dev         # fuzzing (make fuzz); the sanitizer runtimes come

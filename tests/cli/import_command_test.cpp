@@ -2,6 +2,7 @@
 // either read, accepted as without effect on a step's time, or refused by name.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
@@ -94,6 +95,55 @@ TEST(ImportMegatron, UnknownOrInconsistentArgumentsAreNamed) {
   refused(base + "--global-batch-size 64 --tensor-model-parallel-size 3", "--nodes: 16 GPUs");
   refused(base + "--global-batch-size 64 --fp8-format e5m2", "--fp8-format: 'e5m2'");
   refused("--hidden-size 8", "--num-layers: missing");
+}
+
+const std::string kTitan = std::string(PIPETWIN_SOURCE_DIR) + "/tests/data/torchtitan/";
+
+// torchtitan's Llama 3 train configs (its presets for 64 A100s): FSDP over what TP leaves.
+TEST(ImportTorchtitan, Llama3JobFilesBecomeScenariosThatSimulate) {
+  TempDir dir;
+  const std::string out = (dir.path() / "titan.textproto").string();
+  CliResult r = run_pipetwin("import torchtitan " + kTitan +
+                             "llama3_70b.toml --preset dgx-a100 --nodes 8 -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  proto::Scenario s = load_scenario(out, {}).scenario;
+  EXPECT_EQ(s.model().zoo().layers(), 80);
+  EXPECT_EQ(s.model().zoo().hidden(), 8192);
+  EXPECT_EQ(s.training().tensor_parallel(), 8);
+  EXPECT_EQ(s.training().data_parallel(), 8);  // the shard degree -1: 64 GPUs over TP 8
+  EXPECT_EQ(s.training().zero_stage(), proto::Training::FSDP);
+  EXPECT_EQ(s.training().global_batch(), 64);  // local_batch_size 8 on each of 8 replicas
+  EXPECT_EQ(s.training().recompute(), proto::Training::FULL);
+  EXPECT_EQ(s.run().steps(), 1000);
+  EXPECT_EQ(run_pipetwin("simulate " + out).exit_code, 0);
+
+  r = run_pipetwin("import torchtitan " + kTitan +
+                   "llama3_8b.toml --preset dgx-a100 --nodes 8 -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  s = load_scenario(out, {}).scenario;
+  EXPECT_EQ(s.model().zoo().layers(), 32);
+  EXPECT_EQ(s.training().data_parallel(), 64);
+  EXPECT_EQ(s.training().recompute(), proto::Training::SELECTIVE);
+  EXPECT_EQ(run_pipetwin("simulate " + out).exit_code, 0);
+}
+
+TEST(ImportTorchtitan, UnknownKeysAndSectionsAreNamedWithTheirLine) {
+  TempDir dir;
+  const auto refused = [&](const std::string& toml, const std::string& what) {
+    const std::string path = (dir.path() / "job.toml").string();
+    std::ofstream(path) << toml;
+    const CliResult r = run_pipetwin("import torchtitan " + path + " --nodes 1");
+    EXPECT_EQ(r.exit_code, 2) << toml << "\n" << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+  };
+  const std::string model = "[model]\nname = \"llama3\"\nflavor = \"8B\"\n";
+  refused(model + "[parallelism]\ntensor_parallel_degre = 2\n",
+          "job.toml:5: parallelism.tensor_parallel_degre: unknown key");
+  refused(model + "[telemetry]\nx = 1\n", "job.toml:4: [telemetry]: unknown section");
+  refused("[model]\nname = \"llama3\"\nflavor = \"13B\"\n", "job.toml:3: model llama3 13B");
+  refused(model + "[parallelism]\ntensor_parallel_degree = 3\n", "--nodes: 8 GPUs");
+  refused(model + "[training\n", "job.toml:4");
+  refused(model + "[training]\nseq_len = \"long\"\n", "training.seq_len: not the expected type");
 }
 
 }  // namespace
