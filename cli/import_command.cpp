@@ -1,15 +1,24 @@
+// `pipetwin import TRACE... -o F.timeline [--meta META.yaml] [--map MAP]`
 // `pipetwin import megatron [--preset P] [--nodes N] [-o F.textproto] -- ARGS...`
 // `pipetwin import torchtitan JOB.toml [--preset P] [--nodes N] [-o F.textproto]`
 //
-// A scenario from a job's launch configuration (docs/scenario-format.md, "From launch
-// configurations"): Megatron-LM's training arguments, torchtitan's job files.
+// A measured job's traces as a pipetwin timeline (docs/compare.md, "Traces of other jobs"):
+// PyTorch profiler (Kineto) JSON, one file per rank, or a Megatron-style op timeline with its
+// parallel sizes (--meta). And a scenario from a job's launch configuration
+// (docs/scenario-format.md, "From launch configurations"): Megatron-LM's training arguments,
+// torchtitan's job files.
 #include <iostream>
 #include <memory>
 
+#include "analysis/kineto_trace.h"
+#include "analysis/op_trace.h"
+#include "analysis/op_trace_timeline.h"
 #include "cli/cli_app.h"
 #include "sim/scenario/import_megatron.h"
 #include "sim/scenario/import_torchtitan.h"
 #include "sim/scenario/scenario_writer.h"
+#include "sim/spec/errors.h"
+#include "traces/timeline_proto_io.h"
 
 namespace pipetwin {
 namespace {
@@ -27,8 +36,49 @@ void write_imported(const ImportedScenario& imported, const std::string& what,
 }  // namespace
 
 void add_import_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("import", "scenarios from a job's launch configuration");
-  cmd->require_subcommand(1);
+  CLI::App* cmd = app.add_subcommand(
+      "import", "a measured job's traces as a timeline; scenarios from launch configurations");
+  struct TraceArgs {
+    std::vector<std::string> traces;
+    std::string meta, map, output;
+  };
+  auto traces = std::make_shared<TraceArgs>();
+  cmd->add_option("traces", traces->traces,
+                  "PyTorch profiler (Kineto) JSON files, one per rank, or a Megatron-style op "
+                  "timeline (with --meta); gzipped or not");
+  cmd->add_option("--meta", traces->meta,
+                  "the op timeline's parallel sizes (YAML: dp_size, pp_size, ...)");
+  cmd->add_option("--map", traces->map,
+                  "annotation rules for Kineto traces, one \"REGEX = OP\" per line");
+  cmd->add_option("-o,--output", traces->output, "the timeline to write (.timeline)");
+  cmd->callback([cmd, traces] {
+    if (!cmd->get_subcommands().empty()) return;  // megatron or torchtitan did the work
+    if (traces->traces.empty()) {
+      throw InputError("import: give trace files, or `import megatron` / `import torchtitan`");
+    }
+    if (traces->output.empty()) throw InputError("import: -o FILE.timeline is required");
+    Timeline timeline;
+    if (!traces->meta.empty()) {
+      if (traces->traces.size() != 1) {
+        throw InputError("--meta: one Megatron-style op timeline holds every rank; give one file");
+      }
+      timeline = timeline_from_op_trace(read_megatron_op_trace(traces->traces[0], traces->meta));
+    } else {
+      timeline = timeline_from_kineto(traces->traces, traces->map.empty()
+                                                          ? default_annotation_rules()
+                                                          : read_annotation_rules(traces->map));
+    }
+    write_timeline_file(timeline, traces->output);
+    size_t unmatched = 0;
+    double unmatched_s = 0, total_s = 0;
+    for (const Span& span : timeline.spans) {
+      total_s += span.duration_s();
+      if (span.op.empty()) ++unmatched, unmatched_s += span.duration_s();
+    }
+    std::cout << timeline.spans.size() << " spans on " << timeline.devices.size()
+              << " devices written to " << traces->output << "; " << unmatched << " unmatched ("
+              << (total_s > 0 ? 100 * unmatched_s / total_s : 0) << "% of the time)\n";
+  });
 
   struct MegatronArgs {
     std::string preset = "dgx-h100";

@@ -40,7 +40,10 @@ std::optional<std::vector<int>> parse_id_list(const std::string& text, int count
     const std::optional<long long> hi =
         dash == std::string::npos ? lo : id_of(item.substr(dash + 1));
     if (!lo || !hi || *hi < *lo) {
-      problem = "'" + trimmed(item) + "' is not an id or a range a-b (write \"3,8-15\")";
+      // Appended: GCC 12 warns (-Wrestrict, falsely) on a literal prepended to a temporary.
+      problem = trimmed(item);
+      problem.insert(0, 1, '\'');
+      problem += "' is not an id or a range a-b (write \"3,8-15\")";
       return std::nullopt;
     }
     if (*hi >= count) {

@@ -146,5 +146,29 @@ TEST(ImportTorchtitan, UnknownKeysAndSectionsAreNamedWithTheirLine) {
   refused(model + "[training]\nseq_len = \"long\"\n", "training.seq_len: not the expected type");
 }
 
+// Traces of other jobs as timelines that compare and report read.
+TEST(ImportTraces, MegatronAndKinetoTracesBecomeTimelines) {
+  TempDir dir;
+  const std::string st = (dir.path() / "st.timeline").string();
+  const std::string data = std::string(PIPETWIN_SOURCE_DIR) + "/tests/data/";
+  CliResult r = run_pipetwin("import " + data + "straggler-analysis/timeline-ST.json.gz --meta " +
+                             data + "straggler-analysis/meta-ST.yaml -o " + st);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("6784 spans on 8 devices"), std::string::npos) << r.out;
+  r = run_pipetwin("compare " + st + " " + st + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = run_pipetwin("report " + st + " -o " + (dir.path() / "st.html").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+
+  const std::string hta = (dir.path() / "hta.timeline").string();
+  r = run_pipetwin("import " + data + "hta/sampled_rank-0.json.gz " + data +
+                   "hta/sampled_rank-1.json.gz -o " + hta);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("on 2 devices"), std::string::npos) << r.out;
+  r = run_pipetwin("import " + data + "hta/sampled_rank-0.json.gz");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("-o FILE.timeline"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace pipetwin

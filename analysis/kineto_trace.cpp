@@ -1,0 +1,236 @@
+#include "analysis/kineto_trace.h"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "analysis/compressed_file.h"
+#include "sim/spec/errors.h"
+
+namespace pipetwin {
+namespace {
+
+const std::set<std::string>& program_ops() {
+  static const std::set<std::string> ops = {
+      "FWD",        "BWD",       "BWD_INPUT", "BWD_WEIGHT", "OPTIM",          "SEND_ACT",
+      "RECV_ACT",   "SEND_GRAD", "RECV_GRAD", "ALLREDUCE",  "REDUCE_SCATTER", "ALL_GATHER",
+      "ALL_TO_ALL", "OFFLOAD",   "RELOAD"};
+  return ops;
+}
+
+AnnotationRule rule(const std::string& pattern, const std::string& op) {
+  return {pattern, std::regex(pattern, std::regex::ECMAScript | std::regex::icase), op};
+}
+
+// A CPU or GPU range: [start, end) in microseconds (a range of no length holds its instant),
+// its name, and for a GPU range its stream (-1: a CPU range).
+struct Range {
+  double start_us = 0;
+  double end_us = 0;
+  std::string name;
+  int64_t stream = -1;
+};
+
+// The op of the innermost range of `ranges` (sorted by start) on `stream` that holds [from, to]
+// (a CPU launch: from == to) and that a rule maps.
+std::string op_at(const std::vector<Range>& ranges, double from, double to, int64_t stream,
+                  const std::vector<AnnotationRule>& rules) {
+  std::string op;
+  double innermost = std::numeric_limits<double>::infinity();
+  for (const Range& r : ranges) {
+    if (r.start_us > from) break;
+    const bool holds = to < r.end_us || (to == r.end_us && (from < to || r.start_us == r.end_us));
+    if (r.stream != stream || !holds || r.end_us - r.start_us >= innermost) continue;
+    for (const AnnotationRule& rl : rules) {
+      if (std::regex_search(r.name, rl.regex)) {
+        op = rl.op;
+        innermost = r.end_us - r.start_us;
+        break;
+      }
+    }
+  }
+  return op;
+}
+
+// NCCL's kernels name their collective: ncclDevKernel_AllReduce_Sum_f32_RING_LL, ...
+std::string nccl_op(const std::string& kernel) {
+  static const std::vector<std::pair<std::string, std::string>> names = {
+      {"AllReduce", "ALLREDUCE"},  {"ReduceScatter", "REDUCE_SCATTER"},
+      {"AllGather", "ALL_GATHER"}, {"SendRecv", "ALL_TO_ALL"},
+      {"Send", "SEND_ACT"},        {"Recv", "RECV_ACT"},
+      {"Broadcast", "ALLREDUCE"}};
+  for (const auto& [needle, op] : names) {
+    if (kernel.find(needle) != std::string::npos) return op;
+  }
+  return "";
+}
+
+bool is_nccl(const std::string& kernel) { return kernel.rfind("nccl", 0) == 0; }
+
+// A thread id as profilers write it: a number, or a name ending in one ("stream 7").
+int64_t stream_number(const nlohmann::json& tid) {
+  if (tid.is_number_integer()) return tid.get<int64_t>();
+  if (!tid.is_string()) return 0;
+  const std::string text = tid.get<std::string>();
+  const size_t digits = text.find_last_not_of("0123456789");
+  const std::string tail = digits == std::string::npos ? text : text.substr(digits + 1);
+  return tail.empty() || tail.size() > 18 ? 0 : std::stoll(tail);
+}
+
+}  // namespace
+
+std::vector<AnnotationRule> default_annotation_rules() {
+  return {rule("backward", "BWD"),
+          rule("forward", "FWD"),
+          rule("optimizer|optim\\.step|\\.step#|^step$", "OPTIM"),
+          rule("all_?reduce|allreduce", "ALLREDUCE"),
+          rule("reduce_?scatter|reduce-scatter", "REDUCE_SCATTER"),
+          rule("all_?gather|all-gather", "ALL_GATHER"),
+          rule("all_?to_?all|alltoall", "ALL_TO_ALL"),
+          rule("send", "SEND_ACT"),
+          rule("recv", "RECV_ACT")};
+}
+
+std::vector<AnnotationRule> read_annotation_rules(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot read the file");
+  std::vector<AnnotationRule> rules;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const std::string where = path + ":" + std::to_string(number);
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const size_t equals = line.rfind('=');
+    if (equals == std::string::npos) throw InputError(where + ": expected REGEX = OP");
+    auto trim = [](std::string t) {
+      t.erase(0, t.find_first_not_of(" \t"));
+      t.erase(t.find_last_not_of(" \t\r") + 1);
+      return t;
+    };
+    const std::string pattern = trim(line.substr(0, equals)), op = trim(line.substr(equals + 1));
+    if (!program_ops().count(op)) throw InputError(where + ": '" + op + "' is not a Program op");
+    try {
+      rules.push_back(rule(pattern, op));
+    } catch (const std::regex_error& e) {
+      throw InputError(where + ": '" + pattern + "' is not a regular expression (" + e.what() +
+                       ")");
+    }
+  }
+  return rules;
+}
+
+Timeline timeline_from_kineto(const std::vector<std::string>& paths,
+                              const std::vector<AnnotationRule>& rules) {
+  Timeline timeline;
+  timeline.source = "kineto";
+  double origin_us = std::numeric_limits<double>::infinity();
+  std::set<int32_t> devices;
+  for (size_t f = 0; f < paths.size(); ++f) {
+    const std::string& path = paths[f];
+    nlohmann::json trace;
+    try {
+      trace = nlohmann::json::parse(read_maybe_gzipped(path));
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError(path + ": not JSON (" + e.what() + ")");
+    }
+    if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array()) {
+      throw InputError(path + ": not a PyTorch profiler trace (no traceEvents array)");
+    }
+    int32_t device = static_cast<int32_t>(f);
+    if (trace.contains("distributedInfo") && trace["distributedInfo"].is_object()) {
+      device = trace["distributedInfo"].value("rank", device);
+    }
+    if (!devices.insert(device).second) {
+      throw InputError(path + ": rank " + std::to_string(device) + " again (one file per rank)");
+    }
+    timeline.devices.push_back({device, 0, "rank" + std::to_string(device)});
+
+    std::vector<Range> cpu, gpu, steps;
+    std::map<int64_t, double> launch_us;  // correlation id -> CPU launch time
+    struct Kernel {
+      double ts = 0, dur = 0;
+      std::string name, cat;
+      int64_t correlation = -1;
+      int64_t stream = 0;
+    };
+    std::vector<Kernel> kernels;
+    const nlohmann::json& events = trace["traceEvents"];
+    for (size_t i = 0; i < events.size(); ++i) {
+      const nlohmann::json& e = events[i];
+      if (!e.is_object() || e.value("ph", "") != "X") continue;
+      const std::string where = path + ": event " + std::to_string(i);
+      const auto ts = e.find("ts"), dur = e.find("dur");
+      if (ts == e.end() || !ts->is_number() || dur == e.end() || !dur->is_number() ||
+          !(dur->get<double>() >= 0)) {
+        throw InputError(where + ": needs numbers ts and dur (at least 0)");
+      }
+      const double start = ts->get<double>(), length = dur->get<double>();
+      const std::string cat = e.value("cat", ""), name = e.value("name", "");
+      const nlohmann::json args = e.value("args", nlohmann::json::object());
+      const int64_t correlation = args.is_object() && args.contains("correlation") &&
+                                          args["correlation"].is_number_integer()
+                                      ? args["correlation"].get<int64_t>()
+                                      : -1;
+      // A GPU event's stream: args.stream, else its thread (a number, or "stream 7").
+      int64_t stream = 0;
+      if (args.is_object() && args.contains("stream") && args["stream"].is_number_integer()) {
+        stream = args["stream"].get<int64_t>();
+      } else if (e.contains("tid")) {
+        stream = stream_number(e["tid"]);
+      }
+      if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+        kernels.push_back({start, length, name, cat, correlation, stream});
+        origin_us = std::min(origin_us, start);
+      } else if (cat == "gpu_user_annotation") {
+        gpu.push_back({start, start + length, name, stream});
+      } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+        if (correlation >= 0) launch_us[correlation] = start;
+      } else if (name.rfind("ProfilerStep#", 0) == 0) {
+        steps.push_back({start, start + length, name});
+      } else if (cat == "user_annotation") {
+        cpu.push_back({start, start + length, name});
+      }
+    }
+    const auto by_start = [](const Range& a, const Range& b) { return a.start_us < b.start_us; };
+    std::sort(cpu.begin(), cpu.end(), by_start);
+    std::sort(gpu.begin(), gpu.end(), by_start);
+    std::sort(steps.begin(), steps.end(), by_start);
+    for (const Kernel& k : kernels) {
+      Span span;
+      span.device = device;
+      span.name = k.name;
+      span.lane = k.cat != "kernel" ? "copy" : is_nccl(k.name) ? "collective" : "compute";
+      span.op = op_at(gpu, k.ts, k.ts + k.dur, k.stream, rules);
+      const auto launch = launch_us.find(k.correlation);
+      if (span.op.empty() && launch != launch_us.end()) {
+        span.op = op_at(cpu, launch->second, launch->second, -1, rules);
+      }
+      if (span.op.empty() && is_nccl(k.name)) span.op = nccl_op(k.name);
+      const double cpu_time = launch != launch_us.end() ? launch->second : k.ts;
+      for (size_t s = 0; s < steps.size(); ++s) {
+        if (cpu_time >= steps[s].start_us && cpu_time < steps[s].end_us) {
+          span.iteration = static_cast<int32_t>(s);
+        }
+      }
+      // In microseconds until the clock's origin is known: epoch microseconds (1.7e15) lose
+      // their fraction in seconds.
+      span.start_s = k.ts;
+      span.end_s = k.ts + k.dur;
+      timeline.spans.push_back(std::move(span));
+    }
+  }
+  if (timeline.spans.empty()) throw InputError("the traces hold no GPU kernel, copy or set");
+  for (Span& span : timeline.spans) {
+    span.start_s = (span.start_s - origin_us) * 1e-6;
+    span.end_s = (span.end_s - origin_us) * 1e-6;
+  }
+  std::sort(timeline.devices.begin(), timeline.devices.end(),
+            [](const TimelineDevice& a, const TimelineDevice& b) { return a.id < b.id; });
+  return timeline;
+}
+
+}  // namespace pipetwin

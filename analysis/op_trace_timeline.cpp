@@ -1,0 +1,72 @@
+#include "analysis/op_trace_timeline.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace pipetwin {
+namespace {
+
+struct Placed {
+  const char* op;
+  const char* lane;
+};
+
+Placed placed(const std::string& optype) {
+  static const std::map<std::string, Placed> table = {
+      {"forward-compute", {"FWD", "compute"}},
+      {"backward-compute", {"BWD", "compute"}},
+      {"optimizer", {"OPTIM", "compute"}},
+      {"forward-send", {"SEND_ACT", "send"}},
+      {"forward-recv", {"RECV_ACT", "recv"}},
+      {"backward-send", {"SEND_GRAD", "send"}},
+      {"backward-recv", {"RECV_GRAD", "recv"}},
+      {"grads-reduce-scatter", {"REDUCE_SCATTER", "data-parallel"}},
+      {"params-all-gather", {"ALL_GATHER", "data-parallel"}},
+      {"separate-grads-all-reduce", {"ALLREDUCE", "data-parallel"}},
+      {"embedding-grads-all-reduce", {"ALLREDUCE", "data-parallel"}},
+      {"layernorm-grads-all-reduce", {"ALLREDUCE", "collective"}},
+      {"optimizer-clip-main-grad", {"ALLREDUCE", "collective"}},
+  };
+  const auto it = table.find(optype);
+  return it == table.end() ? Placed{"", "compute"} : it->second;
+}
+
+}  // namespace
+
+Timeline timeline_from_op_trace(const OpTrace& trace) {
+  Timeline timeline;
+  timeline.source = "megatron";
+  const int32_t pp = trace.meta.pp_size;
+  for (int32_t d = 0; d < trace.meta.dp_size * pp; ++d) {
+    timeline.devices.push_back(
+        {d, 0, "dp" + std::to_string(d / pp) + "-pp" + std::to_string(d % pp)});
+  }
+  std::set<int32_t> steps;
+  double origin = std::numeric_limits<double>::infinity();
+  for (const MeasuredOp& op : trace.ops) {
+    steps.insert(op.step);
+    origin = std::min(origin, op.start_s);
+  }
+  std::map<int32_t, int32_t> iteration;
+  for (int32_t step : steps) iteration[step] = static_cast<int32_t>(iteration.size());
+  for (const MeasuredOp& op : trace.ops) {
+    const Placed where = placed(op.optype);
+    Span span;
+    span.device = op.dp_rank * pp + op.stage;
+    span.lane = where.lane;
+    span.op = where.op;
+    span.name = op.optype;
+    if (op.microbatch >= 0) span.name.append(" ").append(std::to_string(op.microbatch));
+    span.stage = op.stage;
+    span.microbatch = op.microbatch;
+    span.iteration = iteration[op.step];
+    span.start_s = op.start_s - origin;
+    span.end_s = op.end_s() - origin;
+    timeline.spans.push_back(std::move(span));
+  }
+  return timeline;
+}
+
+}  // namespace pipetwin
