@@ -59,6 +59,13 @@ Timeline timeline_from_op_trace(const OpTrace& trace) {
     span.op = where.op;
     span.name = op.optype;
     if (op.microbatch >= 0) span.name.append(" ").append(std::to_string(op.microbatch));
+    // A pipeline transfer's peer: the next stage for forwards sent and backwards received.
+    const bool to_next = op.optype == "forward-send" || op.optype == "backward-recv";
+    const bool to_previous = op.optype == "forward-recv" || op.optype == "backward-send";
+    const int32_t peer_stage = op.stage + (to_next ? 1 : to_previous ? -1 : 0);
+    if ((to_next || to_previous) && peer_stage >= 0 && peer_stage < pp) {
+      span.peer_device = op.dp_rank * pp + peer_stage;
+    }
     span.stage = op.stage;
     span.microbatch = op.microbatch;
     span.iteration = iteration[op.step];
