@@ -26,6 +26,12 @@ TEST(WhatIfCli, PrintsTheSlowdownAndItsJson) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_NEAR(j["slowdown"].get<double>(), 1.179, 0.01);
+  TempDir dir;
+  const std::string page = (dir.path() / "whatif.html").string();
+  const CliResult html = run_pipetwin("whatif " + kDir + "timeline-ST.json.gz --meta " + kDir +
+                                      "meta-ST.yaml --report " + page);
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  EXPECT_EQ(testing::count_of(testing::read_all(page), "chart bars whatif"), 3u);
 }
 
 TEST(WhatIfCli, MalformedTracesNameTheFileAndTheEvent) {

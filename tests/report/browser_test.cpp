@@ -51,7 +51,8 @@ TEST_P(Browser, LoadsWithoutErrorsShowsItsLanesAndIsNotBlank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryKind, Browser,
-                         ::testing::Values("run", "compare", "sweep", "plan", "freeze", "goodput"),
+                         ::testing::Values("run", "compare", "sweep", "plan", "freeze", "goodput",
+                                           "whatif"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "report/plan_page.h"
 #include "report/run_page.h"
 #include "report/sweep_page.h"
+#include "report/whatif_page.h"
 #include "sim/planner/planner_problem.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
@@ -124,7 +125,19 @@ inline std::string goodput_report_html() {
   return page.render();
 }
 
-// Every kind, by name: run, compare, sweep, plan, freeze, goodput.
+// A measured job's attribution: four stages, two ranks, three op types.
+inline std::string whatif_report_html() {
+  WhatIfReport report;
+  report.headline = {{"slowdown", "1.179"}};
+  report.by_stage = {{"0", 0.998}, {"1", 0.983}, {"2", 0.982}, {"3", 1.232}};
+  report.by_dp_rank = {{"0", 1.173}, {"1", 1.178}};
+  report.by_op = {{"forward-compute", 1.087}, {"backward-compute", 1.074}, {"gc", 1.0}};
+  HtmlPage page("whatif", "a measured job");
+  add_whatif_sections(page, report);
+  return page.render();
+}
+
+// Every kind, by name: run, compare, sweep, plan, freeze, goodput, whatif.
 inline std::map<std::string, std::string> sample_reports() {
   const SimulationResult quickstart = simulated_quickstart();
   return {{"run", run_report_html(quickstart)},
@@ -132,12 +145,14 @@ inline std::map<std::string, std::string> sample_reports() {
           {"sweep", sweep_report_html()},
           {"plan", plan_report_html()},
           {"freeze", freeze_report_html(quickstart.timeline)},
-          {"goodput", goodput_report_html()}};
+          {"goodput", goodput_report_html()},
+          {"whatif", whatif_report_html()}};
 }
 
 // The lanes each sample's Gantts have: one per device and Gantt.
 inline std::map<std::string, int> sample_lanes() {
-  return {{"run", 4}, {"compare", 8}, {"sweep", 0}, {"plan", 0}, {"freeze", 4}, {"goodput", 0}};
+  return {{"run", 4},    {"compare", 8}, {"sweep", 0}, {"plan", 0},
+          {"freeze", 4}, {"goodput", 0}, {"whatif", 0}};
 }
 
 }  // namespace pipetwin::testing
