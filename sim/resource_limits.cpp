@@ -1,8 +1,12 @@
 #include "sim/resource_limits.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include "sim/simgrid/engine_arguments.h"
@@ -107,11 +111,32 @@ double half_of_available_memory() {
   return 4 * kGiB;
 }
 
+// Half of the address space the process may still take under its own limits (ulimit -v:
+// RLIMIT_AS; ulimit -d: RLIMIT_DATA), or infinity without one: a run past them ends in
+// std::bad_alloc however much memory the machine has.
+double half_of_own_limit() {
+  double room = std::numeric_limits<double>::infinity();
+  for (const int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    rlimit limit{};
+    if (getrlimit(resource, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) continue;
+    room = std::min(room, static_cast<double>(limit.rlim_cur));
+  }
+  if (!std::isfinite(room)) return room;
+  // What the process has mapped already (code, libraries, heap) is not room.
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    double kib = 0;
+    if (std::sscanf(line.c_str(), "VmSize: %lf kB", &kib) == 1) room -= kib * 1024;
+  }
+  return std::max(0.0, room / 2);
+}
+
 }  // namespace
 
 // Read once per process: every ResourceLimits starts from it (a fuzzer builds one per input).
 double default_memory_limit_bytes() {
-  static const double bytes = half_of_available_memory();
+  static const double bytes = std::min(half_of_available_memory(), half_of_own_limit());
   return bytes;
 }
 

@@ -201,3 +201,35 @@ TEST(ResourceLimits, SweepGridsAndPlanPopulationsAreGuardedToo) {
 
 }  // namespace
 }  // namespace pipetwin
+
+namespace pipetwin {
+namespace {
+
+// Sanitizers reserve terabytes of address space for their shadow memory: no ulimit -v there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+// A 400,000-GPU what-if under `ulimit -v 3000000` (3 GB of address space): refused by the
+// estimate, exit 2 naming the field, not std::bad_alloc halfway through building it.
+TEST(ResourceLimits, TheProcesssOwnAddressSpaceLimitBoundsTheMemoryLimit) {
+  if (kSanitized) GTEST_SKIP() << "a sanitized build cannot run under ulimit -v";
+  const testing::CliResult r = testing::run_binary(
+      std::string("ulimit -v 3000000; exec ") + PIPETWIN_BINARY,
+      "simulate --set cluster.nodes=100000 --set training.data_parallel=100000 --set "
+      "training.global_batch=800000 --json");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("training.data_parallel = 100000 drives it"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("bad_alloc"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace pipetwin
