@@ -148,8 +148,16 @@ GoodputRun price_run(const GoodputRequest& request, const std::vector<std::strin
         "--tokens needs the tokens of a step (training.global_batch x "
         "model.zoo.seq_len): this model has no sequence length; give --steps");
   } else {
-    steps = static_cast<int64_t>(std::ceil(*run.spec.tokens / run.tokens_per_step));
+    const double needed = std::ceil(*run.spec.tokens / run.tokens_per_step);
+    // Far beyond any run (a trillion steps), and within an int64_t.
+    if (!(needed <= 1e12)) {
+      throw InputError("--tokens: " + format_number("%g", *run.spec.tokens) + " tokens are " +
+                       format_number("%g", needed) + " steps of " +
+                       format_number("%g", run.tokens_per_step) + ", more than 10^12");
+    }
+    steps = static_cast<int64_t>(needed);
   }
+  if (steps > 1'000'000'000'000) throw InputError("--steps: more than 10^12 steps");
   run.failures_per_hour = job_failures_per_hour(run.spec.failures, run.gpus, run.nodes);
   run.mttf_h = job_mttf_hours(run.spec.failures, run.gpus, run.nodes);
   run.checkpoint = checkpoint_costs(setup, run.spec.checkpoint, run.gpus, run.nodes);
