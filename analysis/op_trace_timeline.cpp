@@ -1,7 +1,6 @@
 #include "analysis/op_trace_timeline.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <set>
 
@@ -43,14 +42,22 @@ Timeline timeline_from_op_trace(const OpTrace& trace) {
     timeline.devices.push_back(
         {d, 0, "dp" + std::to_string(d / pp) + "-pp" + std::to_string(d % pp)});
   }
-  std::set<int32_t> steps;
-  double origin = std::numeric_limits<double>::infinity();
+  // Each step's first start and last end; a trace samples steps of a longer run, which the
+  // timeline places back to back, as the iterations of one run.
+  std::map<int32_t, std::pair<double, double>> extent;
   for (const MeasuredOp& op : trace.ops) {
-    steps.insert(op.step);
-    origin = std::min(origin, op.start_s);
+    auto [it, added] = extent.try_emplace(op.step, op.start_s, op.end_s());
+    it->second.first = std::min(it->second.first, op.start_s);
+    it->second.second = std::max(it->second.second, op.end_s());
   }
   std::map<int32_t, int32_t> iteration;
-  for (int32_t step : steps) iteration[step] = static_cast<int32_t>(iteration.size());
+  std::map<int32_t, double> offset;
+  double elapsed = 0;
+  for (const auto& [step, span] : extent) {
+    iteration[step] = static_cast<int32_t>(iteration.size());
+    offset[step] = elapsed - span.first;
+    elapsed += span.second - span.first;
+  }
   for (const MeasuredOp& op : trace.ops) {
     const Placed where = placed(op.optype);
     Span span;
@@ -69,8 +76,8 @@ Timeline timeline_from_op_trace(const OpTrace& trace) {
     span.stage = op.stage;
     span.microbatch = op.microbatch;
     span.iteration = iteration[op.step];
-    span.start_s = op.start_s - origin;
-    span.end_s = op.end_s() - origin;
+    span.start_s = op.start_s + offset[op.step];
+    span.end_s = op.end_s() + offset[op.step];
     timeline.spans.push_back(std::move(span));
   }
   return timeline;

@@ -4,8 +4,8 @@
 // (forward-compute FWD, backward-compute BWD, forward-send SEND_ACT, ..., grads-reduce-scatter
 // REDUCE_SCATTER, params-all-gather ALL_GATHER, the other all-reduces ALLREDUCE, optimizer
 // OPTIM), with its stage, microbatch and step (the iteration, counted from the trace's first).
-// Ops without a Program counterpart (gc, optimizer-clip-main-grad's bookkeeping) keep their
-// name and an empty op: unmatched time.
+// Ops without a Program counterpart (gc) keep their name and an empty op: unmatched time. The
+// trace's steps (often a sample of a longer run) are placed back to back.
 #pragma once
 
 #include "analysis/op_trace.h"
