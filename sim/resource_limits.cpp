@@ -112,24 +112,36 @@ double half_of_available_memory() {
 }
 
 // Half of the address space the process may still take under its own limits (ulimit -v:
-// RLIMIT_AS; ulimit -d: RLIMIT_DATA), or infinity without one: a run past them ends in
-// std::bad_alloc however much memory the machine has.
+// RLIMIT_AS; ulimit -d: RLIMIT_DATA; its container's cgroup memory.max), or infinity without
+// one: a run past them ends in std::bad_alloc, or the kernel's OOM killer, however much memory
+// the machine has.
 double half_of_own_limit() {
-  double room = std::numeric_limits<double>::infinity();
+  double half = std::numeric_limits<double>::infinity();
+  double address_space = half;
   for (const int resource : {RLIMIT_AS, RLIMIT_DATA}) {
     rlimit limit{};
     if (getrlimit(resource, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) continue;
-    room = std::min(room, static_cast<double>(limit.rlim_cur));
+    address_space = std::min(address_space, static_cast<double>(limit.rlim_cur));
   }
-  if (!std::isfinite(room)) return room;
-  // What the process has mapped already (code, libraries, heap) is not room.
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    double kib = 0;
-    if (std::sscanf(line.c_str(), "VmSize: %lf kB", &kib) == 1) room -= kib * 1024;
+  if (std::isfinite(address_space)) {
+    // What the process has mapped already (code, libraries, heap) is not room.
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line)) {
+      double kib = 0;
+      if (std::sscanf(line.c_str(), "VmSize: %lf kB", &kib) == 1) address_space -= kib * 1024;
+    }
+    half = std::max(0.0, address_space / 2);
   }
-  return std::max(0.0, room / 2);
+  // A container's cgroup (v2): what it may still use, memory.max ("max": none) less
+  // memory.current.
+  std::ifstream max_file("/sys/fs/cgroup/memory.max");
+  std::ifstream current_file("/sys/fs/cgroup/memory.current");
+  double cgroup_max = 0, cgroup_current = 0;
+  if (max_file >> cgroup_max && current_file >> cgroup_current && cgroup_max > cgroup_current) {
+    half = std::min(half, (cgroup_max - cgroup_current) / 2);
+  }
+  return half;
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ namespace pipetwin {
 
 // Half of the memory this machine had available when first asked (MemAvailable in
 // /proc/meminfo), at least 1 GiB (4 GiB where /proc/meminfo cannot be read); and at most half
-// of what the process's own limits (ulimit -v, ulimit -d) leave it.
+// of what the process's own limits (ulimit -v, ulimit -d, a cgroup's memory.max) leave it.
 double default_memory_limit_bytes();
 
 // Defaults that follow the machine; --max-instructions and --max-memory change them.
