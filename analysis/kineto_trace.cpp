@@ -8,6 +8,7 @@
 #include <set>
 
 #include "analysis/compressed_file.h"
+#include "analysis/json_fields.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {
@@ -80,6 +81,105 @@ int64_t stream_number(const nlohmann::json& tid) {
   return tail.empty() || tail.size() > 18 ? 0 : std::stoll(tail);
 }
 
+// One rank's trace into `timeline`; `current` follows the event being read.
+void read_rank(const nlohmann::json& trace, const std::string& path, int32_t file_index,
+               const std::vector<AnnotationRule>& rules, std::set<int32_t>& devices,
+               Timeline& timeline, double& origin_us, size_t& current) {
+  int32_t device = file_index;
+  if (trace.contains("distributedInfo") && trace["distributedInfo"].is_object()) {
+    device = static_cast<int32_t>(integer_or(trace["distributedInfo"], "rank", device));
+  }
+  if (!devices.insert(device).second) {
+    throw InputError(path + ": rank " + std::to_string(device) + " again (one file per rank)");
+  }
+  timeline.devices.push_back({device, 0, "rank" + std::to_string(device)});
+
+  std::vector<Range> cpu, gpu, steps;
+  std::map<int64_t, double> launch_us;  // correlation id -> CPU launch time
+  struct Kernel {
+    double ts = 0, dur = 0;
+    std::string name, cat;
+    int64_t correlation = -1;
+    int64_t stream = 0;
+  };
+  std::vector<Kernel> kernels;
+  const nlohmann::json& events = trace["traceEvents"];
+  for (size_t i = 0; i < events.size(); ++i) {
+    const nlohmann::json& e = events[current = i];
+    if (!e.is_object() || e.value("ph", "") != "X") continue;
+    const std::string where = path + ": event " + std::to_string(i);
+    const auto ts = e.find("ts"), dur = e.find("dur");
+    if (ts == e.end() || !ts->is_number() || dur == e.end() || !dur->is_number() ||
+        !(dur->get<double>() >= 0)) {
+      throw InputError(where + ": needs numbers ts and dur (at least 0)");
+    }
+    const double start = ts->get<double>(), length = dur->get<double>();
+    const std::string cat = e.value("cat", ""), name = e.value("name", "");
+    const nlohmann::json args = e.value("args", nlohmann::json::object());
+    const int64_t correlation =
+        args.is_object() && args.contains("correlation") && args["correlation"].is_number_integer()
+            ? args["correlation"].get<int64_t>()
+            : -1;
+    // A GPU event's stream: args.stream, else its thread (a number, or "stream 7").
+    int64_t stream = 0;
+    if (args.is_object() && args.contains("stream") && args["stream"].is_number_integer()) {
+      stream = args["stream"].get<int64_t>();
+    } else if (e.contains("tid")) {
+      stream = stream_number(e["tid"]);
+    }
+    if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
+      kernels.push_back({start, length, name, cat, correlation, stream});
+      origin_us = std::min(origin_us, start);
+    } else if (cat == "gpu_user_annotation") {
+      gpu.push_back({start, start + length, name, stream});
+    } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+      if (correlation >= 0) launch_us[correlation] = start;
+    } else if (name.rfind("ProfilerStep#", 0) == 0) {
+      steps.push_back({start, start + length, name});
+    } else if (cat == "user_annotation") {
+      cpu.push_back({start, start + length, name});
+    }
+  }
+  const auto by_start = [](const Range& a, const Range& b) { return a.start_us < b.start_us; };
+  std::sort(cpu.begin(), cpu.end(), by_start);
+  std::sort(gpu.begin(), gpu.end(), by_start);
+  std::sort(steps.begin(), steps.end(), by_start);
+  for (const Kernel& k : kernels) {
+    Span span;
+    span.device = device;
+    span.name = k.name;
+    span.lane = k.cat != "kernel" ? "copy" : is_nccl(k.name) ? "collective" : "compute";
+    span.op = op_at(gpu, k.ts, k.ts + k.dur, k.stream, rules);
+    const auto launch = launch_us.find(k.correlation);
+    if (span.op.empty() && launch != launch_us.end()) {
+      span.op = op_at(cpu, launch->second, launch->second, -1, rules);
+    }
+    if (span.op.empty() && is_nccl(k.name)) span.op = nccl_op(k.name);
+    const double cpu_time = launch != launch_us.end() ? launch->second : k.ts;
+    for (size_t s = 0; s < steps.size(); ++s) {
+      if (cpu_time >= steps[s].start_us && cpu_time < steps[s].end_us) {
+        span.iteration = static_cast<int32_t>(s);
+      }
+    }
+    // In microseconds until the clock's origin is known: epoch microseconds (1.7e15) lose
+    // their fraction in seconds.
+    span.start_s = k.ts;
+    span.end_s = k.ts + k.dur;
+    timeline.spans.push_back(std::move(span));
+  }
+}
+
+// The clock from the earliest event, in seconds; devices in rank order.
+void finish(Timeline& timeline, double origin_us) {
+  if (timeline.spans.empty()) throw InputError("the traces hold no GPU kernel, copy or set");
+  for (Span& span : timeline.spans) {
+    span.start_s = (span.start_s - origin_us) * 1e-6;
+    span.end_s = (span.end_s - origin_us) * 1e-6;
+  }
+  std::sort(timeline.devices.begin(), timeline.devices.end(),
+            [](const TimelineDevice& a, const TimelineDevice& b) { return a.id < b.id; });
+}
+
 }  // namespace
 
 std::vector<AnnotationRule> default_annotation_rules() {
@@ -122,7 +222,6 @@ std::vector<AnnotationRule> read_annotation_rules(const std::string& path) {
   }
   return rules;
 }
-
 Timeline timeline_from_kineto(const std::vector<std::string>& paths,
                               const std::vector<AnnotationRule>& rules) {
   Timeline timeline;
@@ -134,102 +233,21 @@ Timeline timeline_from_kineto(const std::vector<std::string>& paths,
     nlohmann::json trace;
     try {
       trace = nlohmann::json::parse(read_maybe_gzipped(path));
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or a number out of range
       throw InputError(path + ": not JSON (" + e.what() + ")");
     }
     if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array()) {
       throw InputError(path + ": not a PyTorch profiler trace (no traceEvents array)");
     }
-    int32_t device = static_cast<int32_t>(f);
-    if (trace.contains("distributedInfo") && trace["distributedInfo"].is_object()) {
-      device = trace["distributedInfo"].value("rank", device);
-    }
-    if (!devices.insert(device).second) {
-      throw InputError(path + ": rank " + std::to_string(device) + " again (one file per rank)");
-    }
-    timeline.devices.push_back({device, 0, "rank" + std::to_string(device)});
-
-    std::vector<Range> cpu, gpu, steps;
-    std::map<int64_t, double> launch_us;  // correlation id -> CPU launch time
-    struct Kernel {
-      double ts = 0, dur = 0;
-      std::string name, cat;
-      int64_t correlation = -1;
-      int64_t stream = 0;
-    };
-    std::vector<Kernel> kernels;
-    const nlohmann::json& events = trace["traceEvents"];
-    for (size_t i = 0; i < events.size(); ++i) {
-      const nlohmann::json& e = events[i];
-      if (!e.is_object() || e.value("ph", "") != "X") continue;
-      const std::string where = path + ": event " + std::to_string(i);
-      const auto ts = e.find("ts"), dur = e.find("dur");
-      if (ts == e.end() || !ts->is_number() || dur == e.end() || !dur->is_number() ||
-          !(dur->get<double>() >= 0)) {
-        throw InputError(where + ": needs numbers ts and dur (at least 0)");
-      }
-      const double start = ts->get<double>(), length = dur->get<double>();
-      const std::string cat = e.value("cat", ""), name = e.value("name", "");
-      const nlohmann::json args = e.value("args", nlohmann::json::object());
-      const int64_t correlation = args.is_object() && args.contains("correlation") &&
-                                          args["correlation"].is_number_integer()
-                                      ? args["correlation"].get<int64_t>()
-                                      : -1;
-      // A GPU event's stream: args.stream, else its thread (a number, or "stream 7").
-      int64_t stream = 0;
-      if (args.is_object() && args.contains("stream") && args["stream"].is_number_integer()) {
-        stream = args["stream"].get<int64_t>();
-      } else if (e.contains("tid")) {
-        stream = stream_number(e["tid"]);
-      }
-      if (cat == "kernel" || cat == "gpu_memcpy" || cat == "gpu_memset") {
-        kernels.push_back({start, length, name, cat, correlation, stream});
-        origin_us = std::min(origin_us, start);
-      } else if (cat == "gpu_user_annotation") {
-        gpu.push_back({start, start + length, name, stream});
-      } else if (cat == "cuda_runtime" || cat == "cuda_driver") {
-        if (correlation >= 0) launch_us[correlation] = start;
-      } else if (name.rfind("ProfilerStep#", 0) == 0) {
-        steps.push_back({start, start + length, name});
-      } else if (cat == "user_annotation") {
-        cpu.push_back({start, start + length, name});
-      }
-    }
-    const auto by_start = [](const Range& a, const Range& b) { return a.start_us < b.start_us; };
-    std::sort(cpu.begin(), cpu.end(), by_start);
-    std::sort(gpu.begin(), gpu.end(), by_start);
-    std::sort(steps.begin(), steps.end(), by_start);
-    for (const Kernel& k : kernels) {
-      Span span;
-      span.device = device;
-      span.name = k.name;
-      span.lane = k.cat != "kernel" ? "copy" : is_nccl(k.name) ? "collective" : "compute";
-      span.op = op_at(gpu, k.ts, k.ts + k.dur, k.stream, rules);
-      const auto launch = launch_us.find(k.correlation);
-      if (span.op.empty() && launch != launch_us.end()) {
-        span.op = op_at(cpu, launch->second, launch->second, -1, rules);
-      }
-      if (span.op.empty() && is_nccl(k.name)) span.op = nccl_op(k.name);
-      const double cpu_time = launch != launch_us.end() ? launch->second : k.ts;
-      for (size_t s = 0; s < steps.size(); ++s) {
-        if (cpu_time >= steps[s].start_us && cpu_time < steps[s].end_us) {
-          span.iteration = static_cast<int32_t>(s);
-        }
-      }
-      // In microseconds until the clock's origin is known: epoch microseconds (1.7e15) lose
-      // their fraction in seconds.
-      span.start_s = k.ts;
-      span.end_s = k.ts + k.dur;
-      timeline.spans.push_back(std::move(span));
+    size_t current = 0;  // the event being read, for the message of a type error
+    try {
+      read_rank(trace, path, static_cast<int32_t>(f), rules, devices, timeline, origin_us, current);
+    } catch (const nlohmann::json::exception& e) {
+      // A field of another type than the format's (a name that is a number, say).
+      throw InputError(path + ": event " + std::to_string(current) + ": " + e.what());
     }
   }
-  if (timeline.spans.empty()) throw InputError("the traces hold no GPU kernel, copy or set");
-  for (Span& span : timeline.spans) {
-    span.start_s = (span.start_s - origin_us) * 1e-6;
-    span.end_s = (span.end_s - origin_us) * 1e-6;
-  }
-  std::sort(timeline.devices.begin(), timeline.devices.end(),
-            [](const TimelineDevice& a, const TimelineDevice& b) { return a.id < b.id; });
+  finish(timeline, origin_us);
   return timeline;
 }
 

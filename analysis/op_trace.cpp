@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "analysis/compressed_file.h"
+#include "analysis/json_fields.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {
@@ -65,29 +66,18 @@ int32_t whole_arg(const nlohmann::json& args, const char* key, const std::string
   return it->get<int32_t>();
 }
 
-}  // namespace
-
-OpTrace read_megatron_op_trace(const std::string& timeline_path, const std::string& meta_path) {
-  OpTrace trace;
-  trace.source = timeline_path;
-  trace.meta = read_meta(meta_path);
-  nlohmann::json events;
-  try {
-    events = nlohmann::json::parse(read_maybe_gzipped(timeline_path));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(timeline_path + ": not JSON (" + e.what() + ")");
-  }
-  if (events.is_object() && events.contains("traceEvents")) events = events["traceEvents"];
-  if (!events.is_array()) throw InputError(timeline_path + ": expected an array of trace events");
-
-  // Metadata first: which data-parallel rank each process is, which pipeline and tensor rank
-  // each thread.
+// Every event into `trace`: the metadata first (which data-parallel rank each process is, which
+// pipeline and tensor rank each thread), then the ops.
+// `current` follows the event being read, for the message of an error it throws.
+void read_events(const nlohmann::json& events, const std::string& timeline_path, OpTrace& trace,
+                 size_t& current) {
   std::map<int64_t, int32_t> dp_of_pid;
   std::map<std::pair<int64_t, int64_t>, ThreadRank> rank_of_thread;
-  const std::regex dp_name(R"(DP rank \[?(\d+)\]?)");
-  const std::regex thread_name(R"(PP rank (\d+), TP rank (\d+))");
+  // At most 7 digits: ranks below ten million, which std::stoi reads.
+  const std::regex dp_name(R"(DP rank \[?(\d{1,7})\]?)");
+  const std::regex thread_name(R"(PP rank (\d{1,7}), TP rank (\d{1,7}))");
   for (size_t i = 0; i < events.size(); ++i) {
-    const nlohmann::json& e = events[i];
+    const nlohmann::json& e = events[current = i];
     if (!e.is_object() || e.value("ph", "") != "M") continue;
     const std::string where = timeline_path + ": event " + std::to_string(i);
     const std::string name = e.value("name", "");
@@ -95,18 +85,18 @@ OpTrace read_megatron_op_trace(const std::string& timeline_path, const std::stri
     const std::string label = args.is_object() ? args.value("name", "") : "";
     std::smatch m;
     if (name == "process_name" && std::regex_search(label, m, dp_name)) {
-      dp_of_pid[e.value("pid", int64_t{0})] = std::stoi(m[1]);
+      dp_of_pid[integer_or(e, "pid", 0)] = std::stoi(m[1]);
     } else if (name == "thread_name" && std::regex_search(label, m, thread_name)) {
-      rank_of_thread[{e.value("pid", int64_t{0}), e.value("tid", int64_t{0})}] = {std::stoi(m[1]),
-                                                                                  std::stoi(m[2])};
+      rank_of_thread[{integer_or(e, "pid", 0), integer_or(e, "tid", 0)}] = {std::stoi(m[1]),
+                                                                            std::stoi(m[2])};
     }
   }
   for (size_t i = 0; i < events.size(); ++i) {
-    const nlohmann::json& e = events[i];
+    const nlohmann::json& e = events[current = i];
     const std::string where = timeline_path + ": event " + std::to_string(i);
     if (!e.is_object()) throw InputError(where + ": not an object");
     if (e.value("ph", "") != "X") continue;
-    const int64_t pid = e.value("pid", int64_t{0}), tid = e.value("tid", int64_t{0});
+    const int64_t pid = integer_or(e, "pid", 0), tid = integer_or(e, "tid", 0);
     const auto dp = dp_of_pid.find(pid);
     const auto thread = rank_of_thread.find({pid, tid});
     if (dp == dp_of_pid.end() || thread == rank_of_thread.end()) {
@@ -139,6 +129,29 @@ OpTrace read_megatron_op_trace(const std::string& timeline_path, const std::stri
                        std::to_string(trace.meta.pp_size));
     }
     trace.ops.push_back(std::move(op));
+  }
+}
+
+}  // namespace
+
+OpTrace read_megatron_op_trace(const std::string& timeline_path, const std::string& meta_path) {
+  OpTrace trace;
+  trace.source = timeline_path;
+  trace.meta = read_meta(meta_path);
+  nlohmann::json events;
+  try {
+    events = nlohmann::json::parse(read_maybe_gzipped(timeline_path));
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or a number out of range
+    throw InputError(timeline_path + ": not JSON (" + e.what() + ")");
+  }
+  if (events.is_object() && events.contains("traceEvents")) events = events["traceEvents"];
+  if (!events.is_array()) throw InputError(timeline_path + ": expected an array of trace events");
+  size_t current = 0;
+  try {
+    read_events(events, timeline_path, trace, current);
+  } catch (const nlohmann::json::exception& e) {
+    // A field of another type than the format's (a name that is a number, say).
+    throw InputError(timeline_path + ": event " + std::to_string(current) + ": " + e.what());
   }
   if (trace.ops.empty()) throw InputError(timeline_path + ": no ops (complete events, ph \"X\")");
   return trace;

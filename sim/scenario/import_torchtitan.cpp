@@ -1,10 +1,22 @@
 #include "sim/scenario/import_torchtitan.h"
 
+#include <stdexcept>
+
+// toml++ 3.3 checks, with assert(), that a key starts with a key character, which malformed
+// input can break (found by fuzz/launch_config_fuzzer.cpp); where asserts are on, the failed
+// check is that input's error, thrown and reported, not an abort.
+#ifndef NDEBUG
+#define TOML_ASSERT(expr) \
+  ((expr) ? static_cast<void>(0) : throw std::invalid_argument("toml++ check failed: " #expr))
+#endif
 #include <toml++/toml.h>
 
+#include <cstring>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "sim/cluster/presets.h"
 #include "sim/spec/errors.h"
@@ -59,6 +71,60 @@ const std::set<std::string>& accepted_sections() {
   return sections;
 }
 
+// TOML allows non-ASCII characters only inside strings and comments. toml++ 3.3 reaches
+// __builtin_unreachable() on some of them elsewhere (is_non_ascii_horizontal_whitespace, found
+// by fuzz/launch_config_fuzzer.cpp), so such a file is refused before it parses, naming the line.
+void check_non_ascii_only_in_strings(const std::string& text, const std::string& path) {
+  enum class In { kCode, kComment, kBasic, kLiteral, kMultiBasic, kMultiLiteral } in = In::kCode;
+  int line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const auto next_is = [&](const char* s) { return text.compare(i, std::strlen(s), s) == 0; };
+    if (c == '\n') {
+      ++line;
+      if (in == In::kComment || in == In::kBasic || in == In::kLiteral) in = In::kCode;
+      continue;
+    }
+    switch (in) {
+      case In::kCode:
+        if (static_cast<unsigned char>(c) >= 0x80) {
+          throw InputError(path + ":" + std::to_string(line) +
+                           ": a non-ASCII character outside a string or comment");
+        }
+        if (c == '#') in = In::kComment;
+        if (next_is("\"\"\""))
+          in = In::kMultiBasic, i += 2;
+        else if (next_is("'''"))
+          in = In::kMultiLiteral, i += 2;
+        else if (c == '"')
+          in = In::kBasic;
+        else if (c == '\'')
+          in = In::kLiteral;
+        break;
+      case In::kBasic:
+        if (c == '\\')
+          ++i;
+        else if (c == '"')
+          in = In::kCode;
+        break;
+      case In::kLiteral:
+        if (c == '\'') in = In::kCode;
+        break;
+      case In::kMultiBasic:
+        if (c == '\\')
+          ++i;
+        else if (next_is("\"\"\""))
+          in = In::kCode, i += 2;
+        break;
+      case In::kMultiLiteral:
+        if (next_is("'''")) in = In::kCode, i += 2;
+        break;
+      case In::kComment:
+        break;
+    }
+  }
+}
+
 std::string where(const std::string& path, const toml::source_region& source) {
   return path + ":" + std::to_string(source.begin.line);
 }
@@ -92,11 +158,18 @@ class Toml {
 
 ImportedScenario scenario_from_torchtitan(const std::string& path, const std::string& preset,
                                           int nodes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot read the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  check_non_ascii_only_in_strings(text.str(), path);
   toml::table root;
   try {
-    root = toml::parse_file(path);
+    root = toml::parse(text.str(), path);
   } catch (const toml::parse_error& e) {
     throw InputError(where(path, e.source()) + ": " + std::string(e.description()));
+  } catch (const std::invalid_argument& e) {
+    throw InputError(path + ": not TOML that toml++ reads (" + e.what() + ")");
   }
   for (const auto& [name, node] : root) {
     const std::string section(name.str());
