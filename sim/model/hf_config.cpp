@@ -22,6 +22,8 @@ class ConfigReader {
       config_ = json::parse(text);
     } catch (const json::parse_error& e) {
       throw InputError(source_ + ":" + std::to_string(line_at(e.byte)) + ": not JSON: " + e.what());
+    } catch (const json::exception& e) {  // a number too large for JSON's reader
+      throw InputError(source_ + ": not JSON pipetwin reads: " + e.what());
     }
     if (!config_.is_object()) throw InputError(source_ + ":1: not a JSON object");
   }
