@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "analysis/metrics.h"
+#include "analysis/statistics.h"
 
 namespace pipetwin {
 namespace {
@@ -58,20 +59,6 @@ double relative(double error, double reference) {
   error = std::abs(error);
   if (reference != 0) return error / std::abs(reference);
   return error == 0 ? 0 : std::numeric_limits<double>::infinity();
-}
-
-// Linear interpolation between order statistics of sorted `v` (numpy's default).
-double percentile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return 0;
-  const double pos = q * static_cast<double>(sorted.size() - 1);
-  const size_t lo = static_cast<size_t>(std::floor(pos));
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return percentile(v, 0.5);
 }
 
 ErrorStats stats_of(std::vector<double> absolute, std::vector<double> rel) {

@@ -6,24 +6,10 @@
 #include <set>
 
 #include "analysis/megatron_op_graph.h"
+#include "analysis/statistics.h"
 
 namespace pipetwin {
 namespace {
-
-double mean(const std::vector<double>& values) {
-  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-}
-
-double median(std::vector<double> values) {
-  const size_t n = values.size();
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(n / 2),
-                   values.end());
-  const double upper = values[n / 2];
-  if (n % 2 == 1) return upper;
-  return (upper +
-          *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(n / 2))) /
-         2;
-}
 
 // The time the replay takes of each instance: a collective member's transfer, a plain op's
 // duration.

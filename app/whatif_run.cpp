@@ -8,35 +8,15 @@
 namespace pipetwin {
 namespace {
 
-template <class Key>
-nlohmann::json slowdowns(const std::map<Key, double>& map) {
-  nlohmann::json j = nlohmann::json::object();
-  for (const auto& [key, value] : map) {
-    if constexpr (std::is_same_v<Key, std::string>) {
-      j[key] = value;
-    } else {
-      j[std::to_string(key)] = value;
-    }
-  }
-  return j;
-}
-
 // The groups by slowdown, largest first.
-template <class Key>
-void print_ranked(std::ostream& out, const std::string& title, const std::map<Key, double>& map) {
-  std::vector<std::pair<Key, double>> ranked(map.begin(), map.end());
+void print_ranked(std::ostream& out, const std::string& title,
+                  const std::map<std::string, double>& groups) {
+  std::vector<std::pair<std::string, double>> ranked(groups.begin(), groups.end());
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   out << title << ":";
-  for (const auto& [key, value] : ranked) {
-    std::string name;
-    if constexpr (std::is_same_v<Key, std::string>) {
-      name = key;
-    } else {
-      name = std::to_string(key);
-    }
+  for (const auto& [name, value] : ranked)
     out << " " << name << " " << format_number("%.3f", value);
-  }
   out << "\n";
 }
 
@@ -51,10 +31,10 @@ nlohmann::json whatif_json(const WhatIfResult& r) {
           {"ideal_step_s", r.ideal_step_s},
           {"slowdown", r.slowdown},
           {"launch_slowdown", r.launch_slowdown},
-          {"step_slowdown", slowdowns(r.step_slowdown)},
-          {"by_stage", slowdowns(r.by_stage)},
-          {"by_dp_rank", slowdowns(r.by_dp_rank)},
-          {"by_op", slowdowns(r.by_op)}};
+          {"step_slowdown", slowdowns_by_name(r.step_slowdown)},
+          {"by_stage", slowdowns_by_name(r.by_stage)},
+          {"by_dp_rank", slowdowns_by_name(r.by_dp_rank)},
+          {"by_op", r.by_op}};
 }
 
 void print_whatif(std::ostream& out, const WhatIfResult& r) {
@@ -69,8 +49,8 @@ void print_whatif(std::ostream& out, const WhatIfResult& r) {
       << " (every op at its type's typical time)\n";
   out << pad("slowdown", 22) << format_number("%.3f", r.slowdown) << "\n\n";
   out << "slowdown each group alone causes (its ops at their measured times, the rest typical)\n";
-  print_ranked(out, "  by stage", r.by_stage);
-  print_ranked(out, "  by data-parallel rank", r.by_dp_rank);
+  print_ranked(out, "  by stage", slowdowns_by_name(r.by_stage));
+  print_ranked(out, "  by data-parallel rank", slowdowns_by_name(r.by_dp_rank));
   print_ranked(out, "  by op type", r.by_op);
 }
 

@@ -15,19 +15,6 @@
 namespace pipetwin {
 namespace {
 
-template <class Key>
-std::map<std::string, double> named(const std::map<Key, double>& groups) {
-  std::map<std::string, double> out;
-  for (const auto& [key, value] : groups) {
-    if constexpr (std::is_same_v<Key, std::string>) {
-      out[key] = value;
-    } else {
-      out[std::to_string(key)] = value;
-    }
-  }
-  return out;
-}
-
 void write_report(const WhatIfResult& r, const std::string& path) {
   HtmlPage page("pipetwin whatif: " + (r.name.empty() ? std::string("trace") : r.name),
                 std::to_string(r.steps.size()) + " measured steps");
@@ -36,9 +23,9 @@ void write_report(const WhatIfResult& r, const std::string& path) {
                      {"without launch delays", format_seconds(r.no_delay_step_s)},
                      {"without stragglers", format_seconds(r.ideal_step_s)},
                      {"slowdown", format_number("%.3f", r.slowdown)}};
-  report.by_stage = named(r.by_stage);
-  report.by_dp_rank = named(r.by_dp_rank);
-  report.by_op = named(r.by_op);
+  report.by_stage = slowdowns_by_name(r.by_stage);
+  report.by_dp_rank = slowdowns_by_name(r.by_dp_rank);
+  report.by_op = r.by_op;
   add_whatif_sections(page, report);
   write_html_report(path, page);
 }

@@ -140,6 +140,15 @@ struct ClusterSpec {
     }
     return false;
   }
+  // Every device the cluster's GPU at its full speed, every link as built: no overrides, no node
+  // groups of another GPU.
+  bool as_built() const {
+    if (scaled_links) return false;
+    for (const DeviceSpec& d : devices) {
+      if (d.compute_scale != 1 || d.peak_flops != devices.front().peak_flops) return false;
+    }
+    return true;
+  }
   bool across_leaves(int a, int b) const {
     return fabric.inter == InterNodeFabric::kFatTree && fabric.oversubscription > 1 &&
            devices[a].node / fabric.nodes_per_leaf != devices[b].node / fabric.nodes_per_leaf;

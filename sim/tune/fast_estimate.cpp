@@ -52,12 +52,7 @@ bool has_fast_estimate(const ResolvedScenario& setup) {
     return false;
   }
   // One replica stands for all: not when some device computes or talks at another speed.
-  if (setup.cluster.scaled_links) return false;
-  for (const DeviceSpec& device : setup.cluster.devices) {
-    if (device.compute_scale != 1 || device.peak_flops != setup.cluster.devices[0].peak_flops) {
-      return false;
-    }
-  }
+  if (!setup.cluster.as_built()) return false;
   switch (setup.schedule.kind) {
     case proto::GPIPE:
     case proto::ONE_F_ONE_B:

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <limits>
 
+#include "goodput_plans.h"
+
 namespace pipetwin {
 namespace {
 
@@ -181,15 +183,7 @@ int64_t scan_every_interval(const RunPlan& plan) {
   return best;
 }
 
-RunPlan plan_of(int64_t steps, double step_s, double mttf_s, double block_s, double restart_s) {
-  RunPlan plan;
-  plan.steps = steps;
-  plan.step_s = step_s;
-  plan.failures_per_s = 1 / mttf_s;
-  plan.checkpoint_block_s = block_s;
-  plan.restart_s = restart_s;
-  return plan;
-}
+using testing::plan_of;
 
 TEST(GoodputModel, OptimalIntervalStepsMatchesABruteForceScan) {
   // The second: the nearest whole steps to the endless run's optimum (53) lose to 50, which

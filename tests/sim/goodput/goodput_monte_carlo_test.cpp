@@ -10,18 +10,12 @@
 #include <cmath>
 #include <random>
 
+#include "goodput_plans.h"
+
 namespace pipetwin {
 namespace {
 
-RunPlan plan_of(int64_t steps, double step_s, double mttf_s, double block_s, double restart_s) {
-  RunPlan plan;
-  plan.steps = steps;
-  plan.step_s = step_s;
-  plan.failures_per_s = 1 / mttf_s;
-  plan.checkpoint_block_s = block_s;
-  plan.restart_s = restart_s;
-  return plan;
-}
+using testing::plan_of;
 
 void expect_ordered(const MonteCarloSummary& s) {
   EXPECT_LE(s.p5_s, s.p50_s);
