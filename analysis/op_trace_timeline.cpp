@@ -50,6 +50,13 @@ Timeline timeline_from_op_trace(const OpTrace& trace) {
     it->second.first = std::min(it->second.first, op.start_s);
     it->second.second = std::max(it->second.second, op.end_s());
   }
+  // Microbatches per replica and step: a pass's mb_id counts within its data-parallel rank,
+  // pipetwin's microbatch index across the replicas (replica r's m-th is r x count + m).
+  std::map<std::pair<int32_t, int32_t>, int32_t> per_replica;
+  for (const MeasuredOp& op : trace.ops) {
+    int32_t& count = per_replica[{op.dp_rank, op.step}];
+    count = std::max(count, op.microbatch + 1);
+  }
   std::map<int32_t, int32_t> iteration;
   std::map<int32_t, double> offset;
   double elapsed = 0;
@@ -73,8 +80,17 @@ Timeline timeline_from_op_trace(const OpTrace& trace) {
     if ((to_next || to_previous) && peer_stage >= 0 && peer_stage < pp) {
       span.peer_device = op.dp_rank * pp + peer_stage;
     }
-    span.stage = op.stage;
-    span.microbatch = op.microbatch;
+    // With virtual stages, pipetwin's chunk c runs on pipeline rank c mod pp, as Megatron's
+    // model chunk v of rank p holds the layers of chunk v x pp + p.
+    span.stage = op.model_chunk > 0 ? op.model_chunk * pp + op.stage : op.stage;
+    // A pipeline transfer carries no mb_id; without virtual stages each direction's
+    // transfers go in microbatch order, so its seq_id is its microbatch.
+    const int32_t local = op.microbatch >= 0                                     ? op.microbatch
+                          : (to_next || to_previous) && trace.meta.vpp_size == 1 ? op.seq_id
+                                                                                 : -1;
+    if (local >= 0) {
+      span.microbatch = op.dp_rank * per_replica[{op.dp_rank, op.step}] + local;
+    }
     span.iteration = iteration[op.step];
     span.start_s = op.start_s + offset[op.step];
     span.end_s = op.end_s() + offset[op.step];

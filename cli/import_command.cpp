@@ -1,4 +1,4 @@
-// `pipetwin import TRACE... -o F.timeline [--meta META.yaml] [--map MAP]`
+// `pipetwin import TRACE... -o F.timeline [--meta META.yaml] [--map MAP] [--scenario S]`
 // `pipetwin import megatron [--preset P] [--nodes N] [-o F.textproto] -- ARGS...`
 // `pipetwin import torchtitan JOB.toml [--preset P] [--nodes N] [-o F.textproto]`
 //
@@ -6,7 +6,9 @@
 // PyTorch profiler (Kineto) JSON, one file per rank, or a Megatron-style op timeline with its
 // parallel sizes (--meta). And a scenario from a job's launch configuration
 // (docs/scenario-format.md, "From launch configurations"): Megatron-LM's training arguments,
-// torchtitan's job files.
+// torchtitan's job files. With --scenario, the spans that count microbatches but not samples
+// take the scenario's sample ranges (sim/fit/measured_ranges.h), so that `compare` pairs them
+// with a simulation of it.
 #include <iostream>
 #include <memory>
 
@@ -14,8 +16,11 @@
 #include "analysis/op_trace.h"
 #include "analysis/op_trace_timeline.h"
 #include "cli/cli_app.h"
+#include "sim/fit/measured_ranges.h"
 #include "sim/scenario/import_megatron.h"
 #include "sim/scenario/import_torchtitan.h"
+#include "sim/scenario/loaded_scenario.h"
+#include "sim/scenario/resolve_scenario.h"
 #include "sim/scenario/scenario_writer.h"
 #include "sim/spec/errors.h"
 #include "traces/timeline_proto_io.h"
@@ -40,7 +45,8 @@ void add_import_command(CLI::App& app) {
       "import", "a measured job's traces as a timeline; scenarios from launch configurations");
   struct TraceArgs {
     std::vector<std::string> traces;
-    std::string meta, map, output;
+    std::string meta, map, output, scenario;
+    std::vector<std::string> overrides;
   };
   auto traces = std::make_shared<TraceArgs>();
   cmd->add_option("traces", traces->traces,
@@ -51,6 +57,10 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("--map", traces->map,
                   "annotation rules for Kineto traces, one \"REGEX = OP\" per line");
   cmd->add_option("-o,--output", traces->output, "the timeline to write (.timeline)");
+  cmd->add_option("--scenario", traces->scenario,
+                  "the job's scenario: passes and transfers get its microbatches' sample ranges, "
+                  "so that `compare` pairs them with its simulation");
+  cmd->add_option("--set", traces->overrides, "override a field of --scenario: PATH=VALUE");
   cmd->callback([cmd, traces] {
     if (!cmd->get_subcommands().empty()) return;  // megatron or torchtitan did the work
     if (traces->traces.empty()) {
@@ -68,6 +78,11 @@ void add_import_command(CLI::App& app) {
                                                           ? default_annotation_rules()
                                                           : read_annotation_rules(traces->map));
     }
+    int32_t ranged = 0;
+    if (!traces->scenario.empty()) {
+      ranged = assign_sample_ranges(
+          resolve_scenario(load_scenario(traces->scenario, traces->overrides)), timeline);
+    }
     write_timeline_file(timeline, traces->output);
     size_t unmatched = 0;
     double unmatched_s = 0, total_s = 0;
@@ -77,7 +92,11 @@ void add_import_command(CLI::App& app) {
     }
     std::cout << timeline.spans.size() << " spans on " << timeline.devices.size()
               << " devices written to " << traces->output << "; " << unmatched << " unmatched ("
-              << (total_s > 0 ? 100 * unmatched_s / total_s : 0) << "% of the time)\n";
+              << (total_s > 0 ? 100 * unmatched_s / total_s : 0) << "% of the time)";
+    if (!traces->scenario.empty()) {
+      std::cout << "; " << ranged << " given " << traces->scenario << "'s sample ranges";
+    }
+    std::cout << "\n";
   });
 
   struct MegatronArgs {

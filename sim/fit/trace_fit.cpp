@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -11,6 +12,7 @@
 #include "sim/build_program.h"
 #include "sim/exec/interference.h"
 #include "sim/fit/least_squares.h"
+#include "sim/fit/measured_ranges.h"
 #include "sim/network/point_to_point.h"
 #include "sim/program/instruction.h"
 #include "sim/spec/errors.h"
@@ -23,6 +25,10 @@ namespace {
 // The largest fraction of speed the fit lets an overlapped op lose: near 1 an overlapped
 // op barely progresses, and the fixed point becomes as sensitive as the measurement noise.
 constexpr double kMaxSlowdown = 0.95;
+
+// The least share of the compute time spent overlapping transfers from which the compute
+// slowdown is fitted (below it the overlap is too short to tell a slowdown from the costs).
+constexpr double kMinOverlapShare = 0.01;
 
 // Rows left out as outliers: none. A preempted op is rare but not exceptional on a loaded
 // machine, and the makespan adds the ops on its critical path, so their mean, tail
@@ -137,6 +143,29 @@ class InPassCollectives {
   GpuNumbering gpus_;
 };
 
+// Per chunk, the share of its optimizer step that one device runs in the scenario's Program
+// (1/N of it when ZeRO shards it over N replicas; a slow device's step takes longer), read
+// off a Program lowered with a cost on every parameter.
+std::vector<double> optimizer_shares(const ResolvedScenario& setup) {
+  ResolvedScenario probe = setup;
+  for (ModelLayer& layer : probe.model.layers) layer.optim_seconds = 0;
+  probe.model.optimizer_seconds_per_parameter = 1e-9;
+  const PipelineLayout layout = make_layout(probe, place_layers(probe));
+  std::vector<double> shares(layout.costs.size(), 1.0);
+  std::vector<char> seen(layout.costs.size(), 0);
+  const Program program = build_program(probe);
+  for (const Instruction& ins : program.instructions) {
+    if (ins.op != Op::kOptim || ins.stage < 0 || ins.stage >= static_cast<int32_t>(seen.size()) ||
+        seen[ins.stage]) {
+      continue;
+    }
+    const double whole = layout.costs[ins.stage].optim_s;
+    if (whole > 0 && ins.compute_s > 0) shares[ins.stage] = ins.compute_s / whole;
+    seen[ins.stage] = 1;
+  }
+  return shares;
+}
+
 // Compute: columns 2k, 2k+1 for block k = 2 * chunk + (backward), then compute_slowdown.
 // The links are fitted already (tensor-parallel collectives are priced on them).
 void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spans, TraceFit& fit) {
@@ -234,6 +263,18 @@ void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spa
     }
     fit.compute.push_back(block);
   }
+  // A slowdown is told from the costs only by spans that overlapped transfers for a
+  // measurable part of their time; below kMinOverlapShare of the compute (transfers that ran
+  // between passes, as Megatron's blocking pipeline calls do) it is not fitted.
+  double overlapped = 0, computed = 0;
+  for (size_t r = 0; r < rows.x.size(); ++r) {
+    overlapped += rows.x[r][slowdown];
+    computed += rows.y[r];
+  }
+  fit.compute_overlap_share = computed > 0 ? overlapped / computed : 0;
+  if (fit.compute_overlap_share < kMinOverlapShare) {
+    for (auto& row : rows.x) row[slowdown] = 0;  // an all-zero column is left at 0
+  }
   std::vector<int32_t> all(rows.columns);
   for (int32_t k = 0; k < rows.columns; ++k) all[k] = k;
   const LinearFit solved =
@@ -259,6 +300,9 @@ void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spa
   fit.compute_outliers = solved.outliers;
   fit.compute_rms_s = solved.rms_residual;
 
+  // A measured OPTIM is one device's part of its chunk's step (ZeRO shards it): the fit
+  // writes the whole step, which the lowering shares out again.
+  const std::vector<double> shares = optimizer_shares(setup);
   fit.optim_s.assign(chunks, -1);
   std::vector<std::vector<double>> optim(chunks);
   for (const Measured& m : spans) {
@@ -267,7 +311,7 @@ void fit_compute(const ResolvedScenario& setup, const std::vector<Measured>& spa
     }
   }
   for (int32_t c = 0; c < chunks; ++c) {
-    if (!optim[c].empty()) fit.optim_s[c] = median(optim[c]);
+    if (!optim[c].empty()) fit.optim_s[c] = median(optim[c]) / shares[c];
   }
 }
 
@@ -449,11 +493,33 @@ double layer_seconds(const ResolvedScenario& setup, const ChunkCostFit& block,
   return whole * share * (block.fixed_s + block.per_sample_s * b);
 }
 
+// The runs with every span's samples: a trace that counts microbatches only (another
+// framework's job) gets the scenario's ranges (sim/fit/measured_ranges.h), in copies kept in
+// `storage`.
+std::vector<NamedTimeline> with_samples(const ResolvedScenario& setup,
+                                        const std::vector<NamedTimeline>& runs,
+                                        std::deque<Timeline>& storage) {
+  std::vector<NamedTimeline> out;
+  for (const NamedTimeline& run : runs) {
+    Timeline copy = *run.timeline;
+    if (assign_sample_ranges(setup, copy) == 0) {
+      out.push_back(run);
+      continue;
+    }
+    storage.push_back(std::move(copy));
+    out.push_back({&storage.back(), run.name});
+  }
+  return out;
+}
+
 }  // namespace
 
-TraceFit fit_trace(const ResolvedScenario& setup, const std::vector<NamedTimeline>& runs,
-                   const std::vector<NamedTimeline>& resized) {
-  if (runs.empty()) throw InputError("calibrate --from: no measured run");
+TraceFit fit_trace(const ResolvedScenario& setup, const std::vector<NamedTimeline>& measured_runs,
+                   const std::vector<NamedTimeline>& measured_resized) {
+  if (measured_runs.empty()) throw InputError("calibrate --from: no measured run");
+  std::deque<Timeline> storage;
+  const std::vector<NamedTimeline> runs = with_samples(setup, measured_runs, storage);
+  const std::vector<NamedTimeline> resized = with_samples(setup, measured_resized, storage);
   TraceFit fit;
   std::vector<Measured> spans;
   for (const NamedTimeline& run : runs) {
@@ -611,8 +677,12 @@ std::string describe_fit(const TraceFit& fit, const std::vector<std::string>& ti
   out << "#   transfers: rms residual " << fit.transfer_rms_s * 1e6 << " us, "
       << fit.transfer_outliers << " outliers left out\n"
       << "#   interference: compute loses " << 100 * fit.interference.compute_slowdown
-      << "% of its speed while a transfer runs, transfers "
-      << 100 * fit.interference.transfer_slowdown << "% while compute runs\n"
+      << "% of its speed while a transfer runs"
+      << (fit.compute_overlap_share < kMinOverlapShare
+              ? " (not fitted: compute overlapped transfers for " +
+                    std::to_string(100 * fit.compute_overlap_share) + "% of its time)"
+              : std::string())
+      << ", transfers " << 100 * fit.interference.transfer_slowdown << "% while compute runs\n"
       << "#   dispatch: " << fit.dispatch.issue_s * 1e6 << " us to issue an op after its lane's "
       << "previous one (mean of " << fit.issue_gaps << " gaps), " << fit.dispatch.wakeup_s * 1e6
       << " us to start after a dependency on another lane (mean of " << fit.wakeup_gaps << ")\n";

@@ -9,7 +9,8 @@
 //    backward counts as the backwards of the forward graphs it walks, as the lowering
 //    charges it (sim/spec/unequal_plan.h, backward_through_forwards). Each
 //    chunk's fit is split over its layers in the proportions of the scenario's costs.
-//  - the optimizer step per chunk (the median OPTIM span), split by parameter bytes;
+//  - the optimizer step per chunk (the median OPTIM span over the share of the step one device
+//    runs in the scenario's Program: 1/N under ZeRO over N replicas), split by parameter bytes;
 //  - links: latency and bandwidth of intra_node and inter_node transfers as measured
 //    (both directions, activations and gradients together). With one message size the
 //    bandwidth stays the scenario's and the latency absorbs the rest; when overlap and
@@ -18,7 +19,8 @@
 //  - interference (cluster.interference): one compute_slowdown shared by every compute
 //    span, against how long each span overlapped transfers of its device; one
 //    transfer_slowdown shared by every transfer, against how long it overlapped compute;
-//    each at most 0.95;
+//    each at most 0.95; the compute_slowdown only when compute overlapped transfers for at
+//    least 1% of its time (0 otherwise);
 //  - dispatch (cluster.dispatch): the median gap between an op's readiness (in the
 //    scenario's Program) and its measured start, after its lane predecessor (issue) and
 //    after a dependency on another lane (wake-up).
@@ -69,6 +71,7 @@ struct TraceFit {
   int32_t compute_outliers = 0;  // spans left out of the compute fit
   int32_t transfer_outliers = 0;
   double compute_rms_s = 0;
+  double compute_overlap_share = 0;  // of the compute spans' time, overlapping transfers
   double transfer_rms_s = 0;
   double measured_makespan_s = 0;  // the median of the runs'
   std::vector<double> measured_makespans_s;
@@ -79,6 +82,8 @@ struct NamedTimeline {
   std::string name;  // for errors and comments
 };
 
+// Spans that name their microbatch but not its samples (another framework's trace) first take
+// the scenario's sample ranges (sim/fit/measured_ranges.h).
 // Fits to every span of every run together (several runs of one scenario average over
 // the machine's moods); the makespan to match is the median run's. `resized` are runs of the
 // scenario with other microbatch counts: their passes and transfers join the compute and link

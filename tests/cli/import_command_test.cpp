@@ -170,5 +170,29 @@ TEST(ImportTraces, MegatronAndKinetoTracesBecomeTimelines) {
   EXPECT_NE(r.err.find("-o FILE.timeline"), std::string::npos) << r.err;
 }
 
+// The whole path from another framework's job to a twin of it: import the trace against the
+// job's scenario, calibrate the scenario from it, simulate the fitted scenario and compare.
+TEST(ImportTraces, AMegatronJobCalibratesItsScenarioAndComparesWithItsSimulation) {
+  TempDir dir;
+  const std::string data = std::string(PIPETWIN_SOURCE_DIR) + "/tests/data/straggler-analysis/";
+  const std::string st = (dir.path() / "st.timeline").string();
+  const std::string fitted = (dir.path() / "fitted.textproto").string();
+  const std::string simulated = (dir.path() / "fitted.timeline").string();
+  CliResult r = run_pipetwin("import " + data + "timeline-ST.json.gz --meta " + data +
+                             "meta-ST.yaml --scenario " + data + "scenario-ST.textproto -o " + st);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("6528 given"), std::string::npos) << r.out;  // all but the 256 gc marks
+  r = run_pipetwin("calibrate " + data + "scenario-ST.textproto --from " + st + " -o " + fitted);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_pipetwin("simulate " + fitted + " --timeline " + simulated);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_pipetwin("compare " + st + " " + simulated + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json c = nlohmann::json::parse(r.out);
+  // Every pass and pipeline transfer pairs with its simulated span.
+  EXPECT_EQ(c["matched"].get<int>(), 5888) << r.out.substr(0, 400);
+  EXPECT_NEAR(c["makespan_error"].get<double>(), 0, 0.01);
+}
+
 }  // namespace
 }  // namespace pipetwin
