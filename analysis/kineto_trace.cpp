@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -36,10 +37,14 @@ struct Range {
 };
 
 // The op of the innermost range of `ranges` (sorted by start) on `stream` that holds [from, to]
-// (a CPU launch: from == to) and that a rule maps.
-std::string op_at(const std::vector<Range>& ranges, double from, double to, int64_t stream,
-                  const std::vector<AnnotationRule>& rules) {
+// (a CPU launch: from == to) and that a rule maps, with that range (null: none).
+struct Annotated {
   std::string op;
+  const Range* range = nullptr;
+};
+Annotated op_at(const std::vector<Range>& ranges, double from, double to, int64_t stream,
+                const std::vector<AnnotationRule>& rules) {
+  Annotated found;
   double innermost = std::numeric_limits<double>::infinity();
   for (const Range& r : ranges) {
     if (r.start_us > from) break;
@@ -47,13 +52,42 @@ std::string op_at(const std::vector<Range>& ranges, double from, double to, int6
     if (r.stream != stream || !holds || r.end_us - r.start_us >= innermost) continue;
     for (const AnnotationRule& rl : rules) {
       if (std::regex_search(r.name, rl.regex)) {
-        op = rl.op;
+        found = {rl.op, &r};
         innermost = r.end_us - r.start_us;
         break;
       }
     }
   }
-  return op;
+  return found;
+}
+
+// Microbatches from the annotations: on one rank, the k-th range of an op in a step (by
+// start) is its microbatch k, as a pipeline schedule without virtual stages runs each
+// direction in microbatch order. Optimizer ranges number none: however many a step nests,
+// they are its one update. `ranges[i]` is the annotation of the rank's span `first + i`.
+void number_microbatches(Timeline& timeline, size_t first,
+                         const std::vector<const Range*>& ranges) {
+  std::map<std::pair<std::string, int32_t>, std::vector<const Range*>> instances;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (ranges[i])
+      instances[{timeline.spans[first + i].op, timeline.spans[first + i].iteration}].push_back(
+          ranges[i]);
+  }
+  const auto earlier = [](const Range* a, const Range* b) {
+    return a->start_us != b->start_us ? a->start_us < b->start_us : std::less<const Range*>()(a, b);
+  };
+  for (auto& [key, list] : instances) {
+    std::sort(list.begin(), list.end(), earlier);
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (!ranges[i]) continue;
+    Span& span = timeline.spans[first + i];
+    if (span.op == "OPTIM") continue;  // one step per iteration, of no one microbatch
+    const auto& list = instances[{span.op, span.iteration}];
+    span.microbatch = static_cast<int32_t>(
+        std::lower_bound(list.begin(), list.end(), ranges[i], earlier) - list.begin());
+  }
 }
 
 // NCCL's kernels name their collective: ncclDevKernel_AllReduce_Sum_f32_RING_LL, ...
@@ -144,21 +178,26 @@ void read_rank(const nlohmann::json& trace, const std::string& path, int32_t fil
   std::sort(cpu.begin(), cpu.end(), by_start);
   std::sort(gpu.begin(), gpu.end(), by_start);
   std::sort(steps.begin(), steps.end(), by_start);
+  const size_t first = timeline.spans.size();
+  std::vector<const Range*> annotation;
   for (const Kernel& k : kernels) {
     Span span;
     span.device = device;
     span.name = k.name;
     span.lane = k.cat != "kernel" ? "copy" : is_nccl(k.name) ? "collective" : "compute";
-    span.op = op_at(gpu, k.ts, k.ts + k.dur, k.stream, rules);
+    Annotated found = op_at(gpu, k.ts, k.ts + k.dur, k.stream, rules);
     const auto launch = launch_us.find(k.correlation);
-    if (span.op.empty() && launch != launch_us.end()) {
-      span.op = op_at(cpu, launch->second, launch->second, -1, rules);
+    if (found.op.empty() && launch != launch_us.end()) {
+      found = op_at(cpu, launch->second, launch->second, -1, rules);
     }
+    span.op = found.op;
+    annotation.push_back(found.range);
     if (span.op.empty() && is_nccl(k.name)) span.op = nccl_op(k.name);
     const double cpu_time = launch != launch_us.end() ? launch->second : k.ts;
     for (size_t s = 0; s < steps.size(); ++s) {
       if (cpu_time >= steps[s].start_us && cpu_time < steps[s].end_us) {
         span.iteration = static_cast<int32_t>(s);
+        break;
       }
     }
     // In microseconds until the clock's origin is known: epoch microseconds (1.7e15) lose
@@ -167,6 +206,7 @@ void read_rank(const nlohmann::json& trace, const std::string& path, int32_t fil
     span.end_s = k.ts + k.dur;
     timeline.spans.push_back(std::move(span));
   }
+  number_microbatches(timeline, first, annotation);
 }
 
 // The clock from the earliest event, in seconds; devices in rank order.

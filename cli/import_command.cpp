@@ -1,4 +1,5 @@
-// `pipetwin import TRACE... -o F.timeline [--meta META.yaml] [--map MAP] [--scenario S]`
+// `pipetwin import TRACE... -o F.timeline [--meta META.yaml] [--map MAP] [--passes]
+//                  [--scenario S]`
 // `pipetwin import megatron [--preset P] [--nodes N] [-o F.textproto] -- ARGS...`
 // `pipetwin import torchtitan JOB.toml [--preset P] [--nodes N] [-o F.textproto]`
 //
@@ -15,6 +16,7 @@
 #include "analysis/kineto_trace.h"
 #include "analysis/op_trace.h"
 #include "analysis/op_trace_timeline.h"
+#include "analysis/pass_spans.h"
 #include "cli/cli_app.h"
 #include "sim/fit/measured_ranges.h"
 #include "sim/scenario/import_megatron.h"
@@ -47,6 +49,7 @@ void add_import_command(CLI::App& app) {
     std::vector<std::string> traces;
     std::string meta, map, output, scenario;
     std::vector<std::string> overrides;
+    bool passes = false;
   };
   auto traces = std::make_shared<TraceArgs>();
   cmd->add_option("traces", traces->traces,
@@ -61,6 +64,9 @@ void add_import_command(CLI::App& app) {
                   "the job's scenario: passes and transfers get its microbatches' sample ranges, "
                   "so that `compare` pairs them with its simulation");
   cmd->add_option("--set", traces->overrides, "override a field of --scenario: PATH=VALUE");
+  cmd->add_flag("--passes", traces->passes,
+                "Kineto traces: one span per annotated pass of a microbatch instead of one per "
+                "kernel (what calibrate --from fits and compare pairs with a simulation)");
   cmd->callback([cmd, traces] {
     if (!cmd->get_subcommands().empty()) return;  // megatron or torchtitan did the work
     if (traces->traces.empty()) {
@@ -77,6 +83,7 @@ void add_import_command(CLI::App& app) {
       timeline = timeline_from_kineto(traces->traces, traces->map.empty()
                                                           ? default_annotation_rules()
                                                           : read_annotation_rules(traces->map));
+      if (traces->passes) timeline = passes_of(timeline);
     }
     int32_t ranged = 0;
     if (!traces->scenario.empty()) {

@@ -12,8 +12,10 @@
 namespace pipetwin {
 
 // Fills the range of every FWD, BWD, SEND_* and RECV_* span whose range is empty and whose
-// microbatch and stage are the scenario's, and of every OPTIM and data-parallel collective
-// without one (its device's replica's slice, microbatch 0, as the Program's); returns how
+// microbatch and stage are the scenario's (a microbatch numbered within its replica becomes
+// pipetwin's index across them; a span without a stage takes its device's, where the device
+// runs one chunk), and of every OPTIM and data-parallel collective
+// without one (its device's replica's slice, as the Program's); returns how
 // many it filled. Spans with a range keep it.
 int32_t assign_sample_ranges(const ResolvedScenario& setup, Timeline& timeline);
 

@@ -14,7 +14,9 @@
 #include <tuple>
 
 #include "analysis/compressed_file.h"
+#include "analysis/pass_spans.h"
 #include "cli_runner.h"
+#include "sim/fit/measured_ranges.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/simulate.h"
 #include "sim/spec/errors.h"
@@ -59,6 +61,24 @@ nlohmann::json kineto_of(const Timeline& t, int32_t device) {
                         {"dur", dur}});
     }
   }
+  // ProfilerStep#N tiles the device's time: from its iteration's first span to the next's.
+  std::map<int32_t, std::pair<double, double>> steps;
+  for (const Span& s : t.spans) {
+    if (s.device != device) continue;
+    auto [it, added] = steps.try_emplace(s.iteration, s.start_s, s.end_s);
+    it->second = {std::min(it->second.first, s.start_s), std::max(it->second.second, s.end_s)};
+  }
+  for (auto it = steps.begin(); it != steps.end(); ++it) {
+    const auto next = std::next(it);
+    const double end = next == steps.end() ? it->second.second + 1e-6 : next->second.first;
+    events.push_back({{"ph", "X"},
+                      {"cat", "user_annotation"},
+                      {"name", "ProfilerStep#" + std::to_string(it->first)},
+                      {"pid", 0},
+                      {"tid", 1},
+                      {"ts", it->second.first * 1e6 + 1000},
+                      {"dur", (end - it->second.first) * 1e6}});
+  }
   return {{"schemaVersion", 1},
           {"distributedInfo", {{"backend", "nccl"}, {"rank", device}}},
           {"traceEvents", events}};
@@ -88,8 +108,45 @@ TEST(KinetoTrace, ATraceOfASimulatedRunReadsBackToItsSpans) {
   std::vector<std::tuple<int32_t, std::string, long long, long long>> only_one;
   std::set_symmetric_difference(imported.begin(), imported.end(), simulated.begin(),
                                 simulated.end(), std::back_inserter(only_one));
-  for (const auto& [d, op, s, e] : only_one) ADD_FAILURE() << d << " " << op << " " << s << " " << e;
+  for (const auto& [d, op, s, e] : only_one)
+    ADD_FAILURE() << d << " " << op << " " << s << " " << e;
   for (const Span& s : back.spans) EXPECT_FALSE(s.op.empty()) << s.name;
+}
+
+// The profiler's ranges number the microbatches (the k-th forward range of a step on a rank is
+// its microbatch k), and with the scenario they get the simulation's sample ranges.
+TEST(KinetoTrace, AnnotationsNumberTheMicrobatchesAsTheSimulationDoes) {
+  const LoadedScenario loaded =
+      load_scenario("builtin:quickstart", {"training.data_parallel=2", "cluster.gpus_per_node=8"});
+  const SimulationResult run = simulate(loaded, {});
+  TempDir dir;
+  std::vector<std::string> paths;
+  for (const TimelineDevice& d : run.timeline.devices) {
+    paths.push_back((dir.path() / ("rank" + std::to_string(d.id) + ".json")).string());
+    std::ofstream(paths.back()) << kineto_of(run.timeline, d.id).dump();
+  }
+  Timeline back = passes_of(timeline_from_kineto(paths, default_annotation_rules()));
+  assign_sample_ranges(run.setup, back);
+  using Key = std::tuple<int32_t, std::string, long long>;  // device, op, start
+  std::map<Key, const Span*> simulated;
+  for (const Span& s : run.timeline.spans) {
+    simulated[{s.device, s.op, std::llround(s.start_s * 1e9)}] = &s;
+  }
+  int32_t passes = 0;
+  for (const Span& s : back.spans) {
+    if (s.op != "FWD" && s.op != "BWD") continue;
+    const auto it = simulated.find({s.device, s.op, std::llround(s.start_s * 1e9)});
+    ASSERT_NE(it, simulated.end()) << s.name;
+    const Span& truth = *it->second;
+    EXPECT_EQ(s.iteration, truth.iteration) << s.name;
+    EXPECT_EQ(s.stage, truth.stage) << s.name;
+    EXPECT_EQ(s.microbatch, truth.microbatch) << s.name << " on " << s.device;
+    EXPECT_EQ(s.range_lo, truth.range_lo) << s.name;
+    EXPECT_EQ(s.range_hi, truth.range_hi) << s.name;
+    ++passes;
+  }
+  // 8 devices, 2 iterations, on each device a forward and a backward per microbatch.
+  EXPECT_EQ(passes, 8 * 2 * 2 * run.setup.training.microbatches);
 }
 
 const std::string kHta = std::string(PIPETWIN_SOURCE_DIR) + "/tests/data/hta/";

@@ -194,5 +194,29 @@ TEST(ImportTraces, AMegatronJobCalibratesItsScenarioAndComparesWithItsSimulation
   EXPECT_NEAR(c["makespan_error"].get<double>(), 0, 0.01);
 }
 
+// A PyTorch profiler trace the same way: its kernels folded into annotated passes.
+TEST(ImportTraces, AKinetoJobCalibratesItsScenarioAndComparesWithItsSimulation) {
+  TempDir dir;
+  const std::string data = std::string(PIPETWIN_SOURCE_DIR) + "/tests/data/hta/";
+  const std::string hta = (dir.path() / "hta.timeline").string();
+  const std::string fitted = (dir.path() / "fitted.textproto").string();
+  const std::string simulated = (dir.path() / "fitted.timeline").string();
+  CliResult r = run_pipetwin("import " + data + "sampled_rank-0.json.gz " + data +
+                             "sampled_rank-1.json.gz --passes --scenario " + data +
+                             "scenario-hta.textproto -o " + hta);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_pipetwin("calibrate " + data + "scenario-hta.textproto --from " + hta + " -o " + fitted);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_pipetwin("simulate " + fitted + " --timeline " + simulated);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_pipetwin("compare " + hta + " " + simulated + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json c = nlohmann::json::parse(r.out);
+  // Per rank and step a forward, a backward, an optimizer step, and the simulation's two
+  // gradient all-reduces paired with the first two of the trace's NCCL all-reduces.
+  EXPECT_EQ(c["matched"].get<int>(), 2 * 2 * 5) << r.out.substr(0, 400);
+  EXPECT_NEAR(c["makespan_error"].get<double>(), 0, 0.05);
+}
+
 }  // namespace
 }  // namespace pipetwin
