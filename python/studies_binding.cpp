@@ -1,10 +1,11 @@
-// pipetwin.sweep, pipetwin.plan, pipetwin.tune, pipetwin.compare, pipetwin.goodput and
-// pipetwin.straggler: the studies built on simulate, each returning what its command prints with
-// --json.
+// pipetwin.sweep, pipetwin.plan, pipetwin.tune, pipetwin.compare, pipetwin.goodput,
+// pipetwin.straggler and pipetwin.whatif: the studies built on simulate (whatif: on a measured
+// job), each returning what its command prints with --json.
 #include <pybind11/stl.h>
 
 #include <optional>
 
+#include "analysis/op_trace.h"
 #include "app/compare_run.h"
 #include "app/goodput_run.h"
 #include "app/straggler_run.h"
@@ -13,6 +14,7 @@
 #include "app/tune_run.h"
 #include "app/tune_summary.h"
 #include "app/umpipe_plan_run.h"
+#include "app/whatif_run.h"
 #include "python/bindings.h"
 #include "sim/spec/errors.h"
 #include "traces/timeline_proto_io.h"
@@ -173,9 +175,22 @@ py::object straggler(const Scenario& scenario, const std::vector<double>& factor
   return to_python(j);
 }
 
+py::object whatif(const std::string& trace, const std::string& meta) {
+  nlohmann::json j;
+  {
+    py::gil_scoped_release release;
+    j = whatif_json(what_if(read_megatron_op_trace(trace, meta)));
+  }
+  return to_python(j);
+}
+
 }  // namespace
 
 void bind_studies(py::module_& m) {
+  m.def("whatif", &whatif, py::arg("trace"), py::arg("meta"),
+        "A measured Megatron job's op timeline (`trace`, gzipped or not, with its parallel "
+        "sizes in `meta`) replayed without its stragglers, as `pipetwin whatif --json`: step_s, "
+        "replayed_step_s, no_delay_step_s, ideal_step_s, slowdown, by_stage, by_dp_rank, by_op.");
   m.def("goodput", &goodput, py::arg("scenario"), py::arg("tokens") = py::none(),
         py::arg("steps") = py::none(), py::arg("gpu_hour_cost") = py::none(),
         py::arg("monte_carlo") = 10000, py::arg("seed") = 1, py::arg("engine") = "analytic",

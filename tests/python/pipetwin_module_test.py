@@ -231,6 +231,14 @@ class Studies(WithoutPandas):
         self.assertGreater(ours["ettr"], 0.5)
         self.assertAlmostEqual(ours["cost"], 2 * ours["gpu_hours"])
 
+    def test_whatif_equals_the_cli_whatif(self):
+        data = os.path.join(SOURCE, "tests", "data", "straggler-analysis")
+        trace = os.path.join(data, "timeline-ST.json.gz")
+        meta = os.path.join(data, "meta-ST.yaml")
+        ours = pipetwin.whatif(trace, meta)
+        self.assertEqual(ours, cli_json("whatif", trace, "--meta", meta))
+        self.assertAlmostEqual(ours["slowdown"], 1.179, delta=0.02 * 1.179)
+
     def test_straggler_equals_the_cli_straggler(self):
         scenario = pipetwin.load("builtin:gpt-8gpu-1f1b")
         ours = pipetwin.straggler(scenario, factors=[0.5], devices="0-1,7")
