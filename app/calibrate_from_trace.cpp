@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "app/measured_timeline.h"
 #include "sim/fit/makespan_match.h"
 #include "sim/fit/trace_fit.h"
 #include "sim/scenario/loaded_scenario.h"
@@ -24,11 +25,7 @@ FittedScenario fit_scenario_to_runs(const std::string& scenario,
   std::vector<Timeline> measured(paths.size());
   std::vector<NamedTimeline> runs, resized;
   for (size_t k = 0; k < paths.size(); ++k) {
-    try {
-      measured[k] = read_timeline_file(paths[k]);
-    } catch (const std::runtime_error& e) {
-      throw InputError(e.what());
-    }
+    measured[k] = read_any_timeline(paths[k]);
     (k < timeline_paths.size() ? runs : resized).push_back({&measured[k], paths[k]});
   }
   const TraceFit fit = fit_trace(setup, runs, resized);

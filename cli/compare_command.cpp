@@ -15,6 +15,7 @@
 #include "analysis/stacked_timeline.h"
 #include "analysis/timeline_comparison.h"
 #include "app/compare_run.h"
+#include "app/measured_timeline.h"
 #include "cli/cli_app.h"
 #include "report/compare_page.h"
 #include "report/html_page.h"
@@ -36,13 +37,7 @@ struct CompareArgs {
   bool json = false;
 };
 
-Timeline read_input(const std::string& path) {
-  try {
-    return read_timeline_file(path);
-  } catch (const std::runtime_error& e) {
-    throw InputError(e.what());
-  }
-}
+Timeline read_input(const std::string& path) { return read_any_timeline(path); }
 
 std::pair<std::string, std::string> parse_labels(const std::string& text) {
   const size_t comma = text.find(',');

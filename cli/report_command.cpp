@@ -3,6 +3,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "app/measured_timeline.h"
 #include "app/run_files.h"
 #include "app/run_summary.h"
 #include "cli/cli_app.h"
@@ -26,11 +27,7 @@ void add_report_command(CLI::App& app) {
     check_report_path(args->output_path);
     std::vector<Timeline> timelines;
     for (const std::string& path : args->timeline_paths) {
-      try {
-        timelines.push_back(read_timeline_file(path));
-      } catch (const std::runtime_error& e) {
-        throw InputError(e.what());
-      }
+      timelines.push_back(read_any_timeline(path));
     }
     write_timeline_report(args->output_path, args->timeline_paths, timelines);
   });

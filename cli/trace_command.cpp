@@ -2,6 +2,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "app/measured_timeline.h"
 #include "cli/cli_app.h"
 #include "sim/spec/errors.h"
 #include "traces/atomic_file.h"
@@ -20,12 +21,7 @@ void add_trace_command(CLI::App& app) {
   cmd->add_option("timeline", args->timeline_path, "timeline file from --timeline")->required();
   cmd->add_option("-o,--output", args->output_path, "trace file to write (JSON)")->required();
   cmd->callback([args] {
-    Timeline timeline;
-    try {
-      timeline = read_timeline_file(args->timeline_path);
-    } catch (const std::runtime_error& e) {
-      throw InputError(e.what());
-    }
+    const Timeline timeline = read_any_timeline(args->timeline_path);
     write_file_atomically(args->output_path,
                           [&](std::ostream& out) { write_chrome_trace(timeline, out); });
   });

@@ -8,6 +8,7 @@
 #include "analysis/op_trace.h"
 #include "app/compare_run.h"
 #include "app/goodput_run.h"
+#include "app/measured_timeline.h"
 #include "app/straggler_run.h"
 #include "app/sweep_run.h"
 #include "app/sweep_summary.h"
@@ -110,13 +111,7 @@ std::shared_ptr<const Timeline> timeline_of(const py::object& run, std::string& 
     return run.cast<const Result&>().timeline;
   }
   name = py::str(run).cast<std::string>();
-  try {
-    return std::make_shared<const Timeline>(read_timeline_file(name));
-  } catch (const InputError&) {
-    throw;
-  } catch (const std::runtime_error& e) {
-    throw InputError(e.what());
-  }
+  return std::make_shared<const Timeline>(read_any_timeline(name));
 }
 
 py::object compare(const py::object& a, const py::object& b,

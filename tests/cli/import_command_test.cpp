@@ -2,6 +2,7 @@
 // either read, accepted as without effect on a step's time, or refused by name.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -216,6 +217,46 @@ TEST(ImportTraces, AKinetoJobCalibratesItsScenarioAndComparesWithItsSimulation) 
   // gradient all-reduces paired with the first two of the trace's NCCL all-reduces.
   EXPECT_EQ(c["matched"].get<int>(), 2 * 2 * 5) << r.out.substr(0, 400);
   EXPECT_NEAR(c["makespan_error"].get<double>(), 0, 0.05);
+}
+
+// calibrate --from, compare, report and trace take the traces themselves, read as `import`
+// reads them: an op timeline with the meta-X.yaml beside it, a profiler trace's passes.
+TEST(ImportTraces, CommandsTakeTheTracesDirectly) {
+  TempDir dir;
+  const std::string st = std::string(PIPETWIN_SOURCE_DIR) + "/tests/data/straggler-analysis/";
+  const std::string hta = std::string(PIPETWIN_SOURCE_DIR) + "/tests/data/hta/";
+  const std::string imported = (dir.path() / "st.timeline").string();
+  CliResult r = run_pipetwin("import " + st + "timeline-ST.json.gz --meta " + st +
+                             "meta-ST.yaml -o " + imported);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string direct = (dir.path() / "direct.textproto").string();
+  const std::string via = (dir.path() / "via.textproto").string();
+  r = run_pipetwin("calibrate " + st + "scenario-ST.textproto --from " + st +
+                   "timeline-ST.json.gz -o " + direct);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = run_pipetwin("calibrate " + st + "scenario-ST.textproto --from " + imported + " -o " + via);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto fields = [](const std::string& path) {  // the scenario without its comment lines
+    std::ifstream in(path);
+    std::string line, out;
+    while (std::getline(in, line)) {
+      if (line.rfind('#', 0) != 0) out += line + "\n";
+    }
+    return out;
+  };
+  EXPECT_EQ(fields(direct), fields(via));
+  r = run_pipetwin("compare " + st + "timeline-ST.json.gz " + imported + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["unmatched_a"].get<int>(), 0);
+  r = run_pipetwin("report " + hta + "sampled_rank-0.json.gz -o " +
+                   (dir.path() / "hta.html").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // An op timeline whose parallel sizes are not beside it is named, with the way out.
+  std::filesystem::copy_file(st + "timeline-ST.json.gz", dir.path() / "timeline-X.json.gz");
+  r = run_pipetwin("trace " + (dir.path() / "timeline-X.json.gz").string() + " -o " +
+                   (dir.path() / "x.json").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--meta META.yaml"), std::string::npos) << r.err;
 }
 
 }  // namespace
