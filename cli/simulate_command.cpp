@@ -1,6 +1,6 @@
 // `pipetwin simulate [SCENARIO] [--engine analytic] [--trace FILE.json] [--timeline FILE]
 //                    [--report FILE.html]
-//                    [--set PATH=VALUE]... [--json] [--allow-oom]
+//                    [--set PATH=VALUE]... [--json] [--allow-oom] [--steady-state]
 //                    [--max-instructions N] [--max-memory GiB] [--chakra DIR]`
 #include <iostream>
 #include <memory>
@@ -17,6 +17,7 @@
 #include "report/html_page.h"
 #include "report/text_units.h"
 #include "sim/spec/errors.h"
+#include "sim/steady_state.h"
 
 namespace pipetwin {
 namespace {
@@ -31,6 +32,7 @@ struct SimulateArgs {
   std::vector<std::string> overrides;
   bool json = false;
   bool allow_oom = false;
+  bool steady_state = false;
   ResourceOptions resources;
 };
 
@@ -90,8 +92,20 @@ void run_simulate(const SimulateArgs& args) {
                                   simulation_options(args));
   write_run_files(run.timeline(), args.trace_path, args.timeline_path);
   if (!args.report_path.empty()) write_report(args, run);
+  std::optional<SteadyStateIteration> steady;
+  if (args.steady_state) {
+    steady = steady_state_iteration(run.setup, simulation_options(args));
+    if (!steady) throw RuntimeFailure("--steady-state: the iterations never settled in 34 of them");
+  }
   if (args.json) {
-    std::cout << run.json().dump(2) << "\n";
+    nlohmann::json j = run.json();
+    if (steady) {  // the rate once the iterations settle, not between this run's own
+      j["steady_state_iteration_s"] = steady->iteration_s;
+      j["steady_state_throughput_samples_per_s"] =
+          steady->iteration_s > 0 ? run.setup.training.global_batch / steady->iteration_s : 0;
+      j["steady_state_bubble"] = steady->bubble;
+    }
+    std::cout << j.dump(2) << "\n";
     return;
   }
   if (run.training) return print_training(args, run.setup, *run.training);
@@ -101,6 +115,11 @@ void run_simulate(const SimulateArgs& args) {
                  "(the timeline and trace show the simulated ones)\n\n";
   }
   print_run_summary(std::cout, *run.result, run.metrics);
+  if (steady) {
+    std::cout << "steady state    " << format_seconds(steady->iteration_s)
+              << " per further iteration, bubble " << format_number("%.2f", 100 * steady->bubble)
+              << "%\n";
+  }
   if (is_asynchronous(run.setup.schedule.kind) && !run.from_chakra) {
     print_pipeline_versions(std::cout, *run.result);
   }
@@ -132,6 +151,10 @@ void add_simulate_command(CLI::App& app) {
                   "scenario's cluster (default: the one recorded in them, else the quickstart's)");
   cmd->add_flag("--json", args->json, "print one JSON object instead of the table");
   cmd->add_flag("--allow-oom", args->allow_oom, "report devices out of memory instead of failing");
+  cmd->add_flag("--steady-state", args->steady_state,
+                "the time each further iteration adds once iterations settle (simulated until "
+                "they do) and its bubble, 1 - the busiest GPU's compute per iteration / that "
+                "time: --json's steady_state_iteration_s then, and steady_state_bubble");
   add_resource_options(cmd, &args->resources);
   cmd->callback([args] { run_simulate(*args); });
 }

@@ -25,4 +25,20 @@ bool can_extrapolate(const ResolvedScenario& setup, const SimulationOptions& opt
 std::optional<SteadyStateRuns> find_steady_state(const ResolvedScenario& setup,
                                                  const SimulationOptions& options);
 
+// The steady state of a run: the time each further iteration adds once iterations repeat
+// (Zero Bubble PP's tables count their bubbles in it: their iterations overlap, the next
+// starting while the last stages finish this one), and the bubble in it: 1 - the busiest
+// device's compute per iteration over that time.
+struct SteadyStateIteration {
+  double iteration_s = 0;
+  double bubble = 0;
+  double busiest_compute_s = 0;  // per iteration, on the busiest device
+  int32_t simulated_iterations = 0;
+};
+
+// nullopt where iterations never settle within the probes; throws InputError for an engine
+// other than the analytic one or a FreezePipe run (whose iterations change).
+std::optional<SteadyStateIteration> steady_state_iteration(const ResolvedScenario& setup,
+                                                           const SimulationOptions& options);
+
 }  // namespace pipetwin

@@ -1,5 +1,6 @@
 #include "sim/zero_bubble_auto_choice.h"
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -23,17 +24,34 @@ PipelineLayout one_replica(const PipelineLayout& layout) {
   return one;
 }
 
-// The engine's makespan of one lowering, or infinity where the posting deadlocks.
-double engine_makespan(const ResolvedScenario& setup, const PipelineLayout& one,
-                       const ComputeOrder& order, const ProductionTimes& production_times) {
-  Program program = lower(one, order, /*iterations=*/1, production_times);
+// The iterations the choice lowers: with iterations overlapping (nothing but each stage's
+// own update separates them), the second and third tell the time each further one adds.
+constexpr int32_t kProbeIterations = 3;
+
+// What the engine predicts for the scenario's whole run on this lowering: its makespan for
+// up to kProbeIterations iterations, extrapolated from the last two of them for more; infinity
+// where the posting deadlocks.
+double engine_run_s(const ResolvedScenario& setup, const PipelineLayout& one,
+                    const ComputeOrder& order, const ProductionTimes& production_times) {
+  const int32_t iterations = std::max(1, setup.training.iterations);
+  const int32_t probed = std::min(iterations, kProbeIterations);
+  Program program = lower(one, order, probed, production_times);
   if (!setup.schedule.comm_overlap) block_compute_on_transfers(program);
   try {
     validate_program(program);
   } catch (const InputError&) {
     return std::numeric_limits<double>::infinity();  // a cycle through a rendezvous
   }
-  return run_analytic(program, setup.cluster).span_s();
+  const ExecutionTimes times = run_analytic(program, setup.cluster);
+  // The makespan of the first k iterations, k = 1..probed (none waits for a later one).
+  std::vector<double> ends(probed, 0.0);
+  for (size_t i = 0; i < program.instructions.size(); ++i) {
+    const int32_t it = program.instructions[i].iteration;
+    for (int32_t k = std::max(it, 0); k < probed; ++k) ends[k] = std::max(ends[k], times.end_s[i]);
+  }
+  if (iterations == probed) return ends.back();
+  const double per_iteration = ends[probed - 1] - ends[probed - 2];
+  return ends.back() + (iterations - probed) * per_iteration;
 }
 
 }  // namespace
@@ -46,7 +64,7 @@ ChosenOrder choose_zb_auto_order(const ResolvedScenario& setup, const PipelineLa
   for (const TimedComputeOrder& candidate : candidates) {
     for (bool production_order : {false, true}) {
       const ProductionTimes posting = production_order ? candidate.end_s : ProductionTimes{};
-      const double makespan = engine_makespan(setup, one, candidate.order, posting);
+      const double makespan = engine_run_s(setup, one, candidate.order, posting);
       if (makespan < best) {
         best = makespan;
         chosen = {candidate.order, posting};

@@ -21,8 +21,10 @@ struct ChosenOrder {
 // Lowers every candidate on one replica of the pipeline (no data, expert or context
 // parallelism, none of the passes after lowering but blocking transfers), its receives
 // posted in consumption order and in the scheduler's production order, and keeps what the
-// analytic engine finishes first; a posting that deadlocks on a rendezvous is skipped. Ties
-// go to the candidate listed first, consumption order first.
+// analytic engine finishes first over the scenario's iterations (up to three lowered, more
+// extrapolated by the time the third adds: iterations overlap, so a schedule's own makespan
+// and the time it adds per iteration differ); a posting that deadlocks on a rendezvous is
+// skipped. Ties go to the candidate listed first, consumption order first.
 ChosenOrder choose_zb_auto_order(const ResolvedScenario& setup, const PipelineLayout& layout,
                                  const std::vector<TimedComputeOrder>& candidates);
 

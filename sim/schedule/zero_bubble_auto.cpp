@@ -4,8 +4,11 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
+
+#include "sim/schedule/zero_bubble_heuristic.h"
 
 namespace pipetwin {
 namespace {
@@ -29,22 +32,6 @@ double backward_input_at(const PassEnds& ends, const LinearPipelineCosts& costs,
                          int32_t m) {
   const int32_t last = static_cast<int32_t>(costs.stages.size()) - 1;
   return s == last ? ends.fwd[s][m] : ends.bwd[s + 1][m] + costs.backward_transfer_s[s];
-}
-
-double pass_seconds(const ChunkPassCosts& c, Op op) {
-  return op == Op::kFwd ? c.fwd_s : op == Op::kBwdInput ? c.bwd_input_s : c.bwd_weight_s;
-}
-
-// The most one microbatch holds of a stage's stash at once: its forward's, or with full
-// recomputation W's share rebuilt by B (more than the checkpoint). The memory limit's unit.
-double microbatch_peak(const ChunkPassCosts& c) { return std::max(c.stash, c.weight_stash); }
-
-// What a pass does to its stage's held stash: F allocates it, B frees all but W's share,
-// W frees that share.
-double stash_change(const ChunkPassCosts& c, Op op) {
-  return op == Op::kFwd        ? c.stash
-         : op == Op::kBwdInput ? -(c.stash - c.weight_stash)
-                               : -c.weight_stash;
 }
 
 // The greedy list scheduler. Each stage, at its free time, runs a B whose gradient has
@@ -225,6 +212,15 @@ std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
     }
     orders.push_back(
         GreedyScheduler(microbatches, costs, limit_microbatches, std::move(warmup)).run());
+  }
+  // The paper's own heuristic, with each setting of its three choices.
+  for (int32_t bits = 0; bits < 8; ++bits) {
+    const ZbHeuristicSettings settings{.bubble_before_first_b = (bits & 1) != 0,
+                                       .prioritize_b = (bits & 2) != 0,
+                                       .fill_small_gaps = (bits & 4) != 0};
+    std::optional<ComputeOrder> order =
+        zb_heuristic_order(microbatches, costs, limit_microbatches, settings);
+    if (order) orders.push_back(std::move(*order));
   }
   orders.push_back(zb_h1_order(K, microbatches));
   orders.push_back(zb_h2_order(K, microbatches));

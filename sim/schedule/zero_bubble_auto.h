@@ -32,7 +32,8 @@ struct OrderTiming {
 OrderTiming time_linear_order(const ComputeOrder& order, int32_t microbatches,
                               const LinearPipelineCosts& costs);
 
-// ZB_AUTO's candidates: the greedy scheduler's orders (each pass at its stage's free time,
+// ZB_AUTO's candidates: the paper's heuristic with each setting of its three choices
+// (sim/schedule/zero_bubble_heuristic.h), the greedy scheduler's orders (each pass at its stage's free time,
 // B before F before W, F only while the stage's stashes stay within `limit_microbatches` of
 // what one of its microbatches holds at most (its forward's stash; with full recomputation,
 // the larger activations B rebuilds for W), and before the stage's first B at most a warm-up

@@ -38,6 +38,25 @@ struct ChunkPassCosts {
   double weight_stash = 0;  // of which W frees this much, B the rest
 };
 
+// A pass's time on its chunk.
+inline double pass_seconds(const ChunkPassCosts& c, Op op) {
+  return op == Op::kFwd ? c.fwd_s : op == Op::kBwdInput ? c.bwd_input_s : c.bwd_weight_s;
+}
+
+// The most one microbatch holds of a chunk's stash at once: its forward's, or with full
+// recomputation W's share rebuilt by B (more than the checkpoint). Memory limits' unit.
+inline double microbatch_peak(const ChunkPassCosts& c) {
+  return c.stash > c.weight_stash ? c.stash : c.weight_stash;
+}
+
+// What a pass does to its chunk's held stash: F allocates it, B frees all but W's share,
+// W frees that share.
+inline double stash_change(const ChunkPassCosts& c, Op op) {
+  return op == Op::kFwd        ? c.stash
+         : op == Op::kBwdInput ? -(c.stash - c.weight_stash)
+                               : -c.weight_stash;
+}
+
 // ZB-V on `devices` devices, 2 x devices chunks in a V: device d holds chunk d and chunk
 // 2 x devices - 1 - d, so the first and the last chunk (the loss) are on device 0. The
 // order comes from a greedy list scheduler over the chunks' costs (communication ignored):
