@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 #include "traces/timeline.h"
 
 namespace pipetwin {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 
 namespace pipetwin {
 

@@ -1,6 +1,6 @@
 #include "app/chakra_export_run.h"
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/interference.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/spec/errors.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "sim/chakra/chakra_export.h"
-#include "sim/resource_limits.h"
+#include "sim/driver/resource_limits.h"
 
 namespace pipetwin {
 

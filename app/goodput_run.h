@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "sim/engine.h"
+#include "sim/driver/engine.h"
 #include "sim/goodput/goodput_model.h"
 #include "sim/goodput/goodput_monte_carlo.h"
 #include "sim/goodput/run_spec.h"
-#include "sim/resource_limits.h"
+#include "sim/driver/resource_limits.h"
 
 namespace pipetwin {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "analysis/metrics.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 #include "traces/timeline.h"
 
 namespace pipetwin {

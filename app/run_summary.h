@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "analysis/metrics.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 
 namespace pipetwin {
 

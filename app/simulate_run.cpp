@@ -7,7 +7,7 @@
 #include "sim/chakra/chakra_stream.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/spec/errors.h"
-#include "sim/steady_state.h"
+#include "sim/driver/steady_state.h"
 
 namespace pipetwin {
 namespace {

@@ -11,7 +11,7 @@
 #include "analysis/metrics.h"
 #include "sim/freeze/training_run.h"
 #include "sim/scenario/loaded_scenario.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 #include "sim/spec/resolved_scenario.h"
 #include "traces/timeline.h"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/resource_limits.h"
+#include "sim/driver/resource_limits.h"
 
 namespace pipetwin {
 

@@ -5,7 +5,7 @@
 
 #include "analysis/metrics.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 #include "sim/spec/errors.h"
 #include "sim/sweep/fork_pool.h"
 #include "sim/sweep/point_result.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/resource_limits.h"
+#include "sim/driver/resource_limits.h"
 #include "sim/sweep/shard.h"
 #include "sim/sweep/sweep_row.h"
 

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "sim/resource_limits.h"
+#include "sim/driver/resource_limits.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/spec/resolved_scenario.h"
 #include "sim/umpipe/full_model_check.h"

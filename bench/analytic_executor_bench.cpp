@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/exec/memory_curve.h"

@@ -14,7 +14,7 @@
 #include "backend/common/local_launcher.h"
 #include "backend/torch/link_calibration.h"
 #include "backend/torch/real_run.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 

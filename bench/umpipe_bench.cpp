@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/umpipe/dgap.h"
 #include "sim/umpipe/plan_evaluator.h"

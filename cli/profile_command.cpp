@@ -10,7 +10,7 @@
 #include "backend/common/rank_environment.h"
 #include "backend/torch/layer_profiler.h"
 #include "cli/cli_app.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/scenario/scenario_writer.h"
 #include "sim/spec/errors.h"

@@ -1,11 +1,11 @@
 // --max-instructions and --max-memory: the limits past which a scenario is refused before
-// anything is built (sim/resource_limits.h), on every command that builds Programs.
+// anything is built (sim/driver/resource_limits.h), on every command that builds Programs.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
 
-#include "sim/resource_limits.h"
+#include "sim/driver/resource_limits.h"
 
 namespace pipetwin {
 

@@ -17,7 +17,7 @@
 #include "report/html_page.h"
 #include "report/text_units.h"
 #include "sim/spec/errors.h"
-#include "sim/steady_state.h"
+#include "sim/driver/steady_state.h"
 
 namespace pipetwin {
 namespace {

@@ -15,7 +15,7 @@
 #include "cli/cli_app.h"
 #include "report/html_page.h"
 #include "report/tune_page.h"
-#include "sim/resource_limits.h"
+#include "sim/driver/resource_limits.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/tune/tune_space.h"
 

@@ -2,7 +2,7 @@
 
 #include "analysis/metrics.h"
 #include "sim/freeze/training_run.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 #include "traces/chrome_trace.h"
 
 namespace pipetwin::fuzz {

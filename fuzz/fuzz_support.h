@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/resource_limits.h"
+#include "sim/driver/resource_limits.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/spec/errors.h"

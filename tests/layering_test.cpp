@@ -40,7 +40,7 @@ const std::map<std::string, int>& layers() {
       {"sim/schedule", 15},
       {"sim/simgrid", 16},
       {"sim/planner", 16},
-      {"sim", 17},
+      {"sim/driver", 17},
       {"sim/freeze", 18},
       {"sim/umpipe", 18},
       {"sim/tune", 18},

@@ -11,7 +11,7 @@
 #include "backend/cuda/replay_executor.h"
 #include "backend/replay/replay_plan.h"
 #include "backend/replay/stash_ledger.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/exec/memory_curve.h"

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {

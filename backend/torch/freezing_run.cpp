@@ -5,7 +5,7 @@
 #include "backend/torch/clock_alignment.h"
 #include "backend/torch/rank_executor.h"
 #include "backend/torch/real_run.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/exec/memory_curve.h"
 #include "sim/freeze/freeze_controller.h"

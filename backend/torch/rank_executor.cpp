@@ -14,7 +14,7 @@
 #include "backend/torch/decoder_layers.h"
 #include "backend/torch/rank_executor_state.h"
 #include "backend/torch/tensor_parallel_layers.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {

@@ -5,7 +5,7 @@
 #include "backend/torch/real_run.h"
 #include "backend/torch/synthetic_task.h"
 #include "backend/torch/zoo_modules.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 
 namespace pipetwin {
 

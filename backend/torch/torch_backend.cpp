@@ -3,7 +3,7 @@
 
 #include "backend/torch/link_calibration.h"
 #include "backend/torch/real_run.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/schedule/weight_versions.h"
 #include "sim/spec/errors.h"
 

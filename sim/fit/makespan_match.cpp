@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/interference.h"
 #include "sim/scenario/loaded_scenario.h"

@@ -1,6 +1,6 @@
 #include "sim/fit/measured_ranges.h"
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/program/instruction.h"
 
 namespace pipetwin {

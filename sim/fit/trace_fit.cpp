@@ -9,7 +9,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/interference.h"
 #include "sim/fit/least_squares.h"
 #include "sim/fit/measured_ranges.h"

@@ -5,7 +5,7 @@
 #include <map>
 #include <tuple>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/freeze/auto_freeze.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sim/program/program.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 #include "sim/spec/resolved_scenario.h"
 
 namespace pipetwin {

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "sim/build_program.h"
-#include "sim/pipeline_pass_costs.h"
+#include "sim/driver/build_program.h"
+#include "sim/driver/pipeline_pass_costs.h"
 #include "sim/schedule/compute_order.h"
 #include "sim/schedule/dualpipe_order.h"
 #include "sim/schedule/zero_bubble_auto.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/network/expert_exchange.h"
 #include "sim/network/network_model.h"
 #include "sim/schedule/gradient_buckets.h"

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 #include "sim/spec/errors.h"
 #include "sim/sweep/fork_pool.h"
 #include "sim/tune/fast_estimate.h"

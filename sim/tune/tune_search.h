@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/resource_limits.h"
+#include "sim/driver/resource_limits.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/spec/resolved_scenario.h"
 #include "sim/tune/tune_config.h"
@@ -62,7 +62,7 @@ std::optional<ResolvedScenario> apply_config(const LoadedScenario& loaded, const
 TunePoint simulate_config(const ResolvedScenario& setup, const TuneConfig& config,
                           Evaluator evaluator, const ResourceLimits& limits = {});
 
-// Whether `evaluator` may simulate `setup` within `limits` (sim/resource_limits.h).
+// Whether `evaluator` may simulate `setup` within `limits` (sim/driver/resource_limits.h).
 bool fits_engine(const ResolvedScenario& setup, Evaluator evaluator, const ResourceLimits& limits);
 
 // The reason counted for a configuration fits_engine refuses.

@@ -6,7 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 
 namespace pipetwin {

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/network/point_to_point.h"
 
 namespace pipetwin {

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/spec/errors.h"
 #include "sim/umpipe/plan_evaluator.h"
 

@@ -18,7 +18,7 @@
 #include "cli_runner.h"
 #include "sim/fit/measured_ranges.h"
 #include "sim/scenario/loaded_scenario.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {

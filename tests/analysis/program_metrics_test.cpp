@@ -9,8 +9,8 @@
 #include "analysis/metrics.h"
 #include "random_setup.h"
 #include "random_trials.h"
-#include "sim/build_program.h"
-#include "sim/simulate.h"
+#include "sim/driver/build_program.h"
+#include "sim/driver/simulate.h"
 
 namespace pipetwin {
 namespace {

@@ -19,7 +19,7 @@
 #include "sim/planner/planner_problem.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 
 namespace pipetwin::testing {
 

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <utility>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/execution_times.h"
 #include "sim/program/program.h"

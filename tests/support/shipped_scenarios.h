@@ -3,7 +3,7 @@
 // single replica of 32 microbatches (DualPipe's least on 16 stages), without expert
 // parallelism: for the tests whose property does not depend on the scale, where the full size
 // would take minutes in sanitized builds. The largest (8192 GPUs or more, or a Program of
-// millions of instructions by sim/resource_limits.h's estimate: seconds to build in Release)
+// millions of instructions by sim/driver/resource_limits.h's estimate: seconds to build in Release)
 // are shrunk in every build; their whole step is measured in bench/ (docs/performance.md).
 #pragma once
 
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/resource_limits.h"
+#include "sim/driver/resource_limits.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 

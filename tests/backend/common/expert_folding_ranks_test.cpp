@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 

@@ -14,7 +14,7 @@
 
 #include "backend/common/program_lanes.h"
 #include "random_setup.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 
 namespace pipetwin {
 namespace {

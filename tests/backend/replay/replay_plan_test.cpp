@@ -14,7 +14,7 @@
 #include "backend/common/measured_times.h"
 #include "cli_runner.h"
 #include "random_setup.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "uniform_setup.h"

@@ -12,7 +12,7 @@
 
 #include "backend/replay/replay_plan.h"
 #include "random_setup.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/memory_curve.h"
 #include "uniform_setup.h"

@@ -9,7 +9,7 @@
 #include "backend/replay/replay_plan.h"
 #include "backend/replay/stash_ledger.h"
 #include "random_setup.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 
 namespace pipetwin {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <sstream>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 

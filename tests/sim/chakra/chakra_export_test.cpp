@@ -16,14 +16,14 @@
 #include <sstream>
 
 #include "cli_runner.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/chakra/chakra_import.h"
 #include "sim/chakra/chakra_stream.h"
-#include "sim/engine.h"
+#include "sim/driver/engine.h"
 #include "sim/exec/interference.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/cluster/topology.h"
 #include "sim/exec/program_collectives.h"
 #include "sim/program/program.h"

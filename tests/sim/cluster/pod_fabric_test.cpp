@@ -10,7 +10,7 @@
 
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 
 namespace pipetwin {
 namespace {

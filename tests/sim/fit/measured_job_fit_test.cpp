@@ -15,7 +15,7 @@
 #include "sim/fit/trace_fit.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 
 namespace pipetwin {
 namespace {

@@ -13,7 +13,7 @@
 #include "sim/fit/makespan_match.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 #include "sim/spec/errors.h"
 
 namespace pipetwin {

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/freeze/training_run.h"
 #include "uniform_setup.h"
 

@@ -10,7 +10,7 @@
 #include <random>
 
 #include "cli_runner.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/freeze/auto_freeze.h"
 #include "sim/freeze/gradient_norms.h"
 #include "sim/freeze/training_run.h"

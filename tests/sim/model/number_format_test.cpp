@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/model/format_casts.h"
 #include "sim/model/memory_bound_time.h"
 #include "sim/model/training_memory.h"

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "uniform_setup.h"
 
 namespace pipetwin {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sim/scenario/loaded_scenario.h"
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 
 namespace pipetwin {
 namespace {

@@ -2,7 +2,7 @@
 // gradients, checked against the closed form 2(D-1)/D * bytes/bw + 2(D-1) * latency.
 #include <gtest/gtest.h>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/link_usage.h"
 #include "sim/program/validate_program.h"

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "random_setup.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/memory_curve.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/network/network_model.h"
 #include "sim/planner/pipedream_planner.h"

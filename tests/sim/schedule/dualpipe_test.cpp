@@ -14,7 +14,7 @@
 
 #include "analysis/metrics.h"
 #include "cli_runner.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/exec/memory_curve.h"

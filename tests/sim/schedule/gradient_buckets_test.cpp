@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "program_dump.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 
 namespace pipetwin {

@@ -29,7 +29,7 @@
 #include "program_dump.h"
 #include "random_setup.h"
 #include "shipped_scenarios.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/freeze/training_run.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"

@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/program/validate_program.h"
 #include "sim/spec/errors.h"
 #include "uniform_setup.h"

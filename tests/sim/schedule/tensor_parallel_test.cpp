@@ -13,7 +13,7 @@
 
 #include "cli_runner.h"
 #include "same_times.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/exec/memory_curve.h"

@@ -14,7 +14,7 @@
 #include "cli_runner.h"
 #include "random_setup.h"
 #include "same_times.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/exec/memory_curve.h"
 #include "sim/schedule/weight_versions.h"

@@ -9,12 +9,12 @@
 #include <string>
 
 #include "cli_runner.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/schedule/zero_bubble_heuristic.h"
-#include "sim/steady_state.h"
+#include "sim/driver/steady_state.h"
 #include "split_setup.h"
 
 namespace pipetwin {

@@ -12,9 +12,9 @@
 
 #include "cli_runner.h"
 #include "same_times.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
-#include "sim/pipeline_pass_costs.h"
+#include "sim/driver/pipeline_pass_costs.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/schedule/zero_bubble_auto.h"

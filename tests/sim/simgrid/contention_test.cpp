@@ -6,7 +6,7 @@
 
 #include "random_setup.h"
 #include "random_trials.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/simgrid/flow_probe.h"
 #include "sim/simgrid/simgrid_executor.h"

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/simgrid/simgrid_executor.h"
 

@@ -3,7 +3,7 @@
 // in the UMPIPE evaluator alike.
 #include <gtest/gtest.h>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"

@@ -1,12 +1,12 @@
 // The engine seam: names parse to engines and back, an unknown name lists the known ones,
 // and execute() runs the engine it is given (exact SimGrid equals the analytic engine).
-#include "sim/engine.h"
+#include "sim/driver/engine.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "same_times.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/spec/errors.h"
 #include "uniform_setup.h"
 

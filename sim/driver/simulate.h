@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "sim/engine.h"
+#include "sim/driver/engine.h"
+#include "sim/driver/resource_limits.h"
 #include "sim/exec/execution_times.h"
 #include "sim/exec/link_usage.h"
 #include "sim/exec/memory_curve.h"
 #include "sim/program/program.h"
-#include "sim/resource_limits.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/spec/resolved_scenario.h"
 #include "traces/timeline.h"

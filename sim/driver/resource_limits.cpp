@@ -1,4 +1,4 @@
-#include "sim/resource_limits.h"
+#include "sim/driver/resource_limits.h"
 
 #include <sys/resource.h>
 

@@ -1,7 +1,7 @@
 // Resource guards: the size estimate bounds the real Program (checked against built ones on
 // random scenarios of every schedule), and a scenario past the limits is an InputError that
 // names the estimate, the limits, the field that drives it and the flags that raise them.
-#include "sim/resource_limits.h"
+#include "sim/driver/resource_limits.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 #include "random_setup.h"
 #include "random_trials.h"
 #include "shipped_scenarios.h"
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/scenario/loaded_scenario.h"
 #include "sim/scenario/resolve_scenario.h"
 #include "sim/spec/errors.h"

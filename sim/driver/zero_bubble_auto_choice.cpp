@@ -1,4 +1,4 @@
-#include "sim/zero_bubble_auto_choice.h"
+#include "sim/driver/zero_bubble_auto_choice.h"
 
 #include <algorithm>
 #include <limits>

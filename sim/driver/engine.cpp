@@ -1,4 +1,4 @@
-#include "sim/engine.h"
+#include "sim/driver/engine.h"
 
 #include "sim/exec/analytic_executor.h"
 #include "sim/scenario/did_you_mean.h"

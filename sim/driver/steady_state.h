@@ -5,7 +5,7 @@
 
 #include <optional>
 
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 
 namespace pipetwin {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/engine.h"
+#include "sim/driver/engine.h"
 #include "sim/spec/resolved_scenario.h"
 
 namespace pipetwin {

@@ -1,9 +1,9 @@
-#include "sim/simulate.h"
+#include "sim/driver/simulate.h"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "sim/build_program.h"
+#include "sim/driver/build_program.h"
 #include "sim/exec/interference.h"
 #include "sim/exec/make_timeline.h"
 #include "sim/scenario/resolve_scenario.h"

@@ -1,4 +1,4 @@
-#include "sim/steady_state.h"
+#include "sim/driver/steady_state.h"
 
 #include <algorithm>
 #include <cmath>
