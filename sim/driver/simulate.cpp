@@ -53,14 +53,17 @@ SimulationResult simulate_program(const ResolvedScenario& setup, Program program
                          "1F1B, activation offload (schedule.offload), or pass --allow-oom "
                          "to report it instead.");
   }
-  // Offloaded activations share their node's host memory, which is finite too.
-  for (int32_t n = 0; n < result.setup.cluster.nodes; ++n) {
-    std::vector<const MemorySamples*> curves;
-    for (int32_t d = 0; d < result.program.num_devices; ++d) {
-      if (result.setup.cluster.devices[d].node == n)
-        curves.push_back(&result.memory.host_samples[d]);
+  // Offloaded activations share their node's host memory, which is finite too. (The devices
+  // grouped by node in one pass: a loop over devices per node grows as their product.)
+  std::vector<std::vector<const MemorySamples*>> node_curves(result.setup.cluster.nodes);
+  for (int32_t d = 0; d < result.program.num_devices; ++d) {
+    const int32_t node = result.setup.cluster.devices[d].node;
+    if (node >= 0 && node < result.setup.cluster.nodes) {
+      node_curves[node].push_back(&result.memory.host_samples[d]);
     }
-    const MemoryPeak peak = combined_peak(curves);
+  }
+  for (int32_t n = 0; n < result.setup.cluster.nodes; ++n) {
+    const MemoryPeak peak = combined_peak(node_curves[n]);
     if (static_cast<double>(peak.bytes) <= result.setup.cluster.host_memory_bytes) continue;
     throw RuntimeFailure("node " + std::to_string(n) + " runs out of host memory: offloaded " +
                          "activations need " + gib(peak.bytes) + ", more than its " +
