@@ -4,7 +4,8 @@ JOBS ?= 2
 # ON: a compiler warning in pipetwin's own code fails the build (CI sets it).
 WERROR ?= OFF
 
-.PHONY: deps configure build demo test bench format clean sanitize-configure sanitize tsan fuzz
+.PHONY: deps configure build demo test bench format clean sanitize-configure sanitize tsan fuzz \
+        sanitize-ranks
 
 deps:
 	@tools/install_deps.sh
@@ -67,6 +68,25 @@ tsan: deps
 	  -DPIPETWIN_TEST_FILES='$(TSAN_TEST_FILES)' > /dev/null
 	cmake --build $(TSAN_DIR) -j$(JOBS) --target pipetwin_tests
 	cd $(TSAN_DIR) && $(TSAN_ENV) ctest --output-on-failure -j$(JOBS) -R '$(TSAN_TESTS)'
+
+# The real-rank tests (LibTorch ranks over Gloo, the launcher, the run command) under
+# AddressSanitizer + UndefinedBehaviorSanitizer with GCC, the compiler Debian's LibTorch is
+# built with, LibTorch itself uninstrumented. Only their test files are compiled; what LibTorch
+# or Gloo themselves are reported for is suppressed in tools/sanitizer-suppressions/, each entry
+# with its reason.
+SANITIZE_RANKS_DIR ?= build-asan-ranks
+REAL_RANK_TEST_FILES = (backend/torch/[a-z_]+|cli/run_command|cli/run_repeat)_test\.cpp$$
+ASAN_RANKS_ENV = ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:suppressions=$(CURDIR)/tools/sanitizer-suppressions/asan.supp \
+                 LSAN_OPTIONS=suppressions=$(CURDIR)/tools/sanitizer-suppressions/lsan.supp \
+                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tools/sanitizer-suppressions/ubsan.supp
+sanitize-ranks: deps
+	@CC=gcc CXX=g++ cmake -S . -B $(SANITIZE_RANKS_DIR) -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" -DPIPETWIN_WITH_TORCH=ON -DPIPETWIN_WITH_CUDA=OFF \
+	  -DPIPETWIN_WITH_PYTHON=OFF -DPIPETWIN_WERROR=$(WERROR) \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+	  -DPIPETWIN_TEST_FILES='$(REAL_RANK_TEST_FILES)' > /dev/null
+	cmake --build $(SANITIZE_RANKS_DIR) -j$(JOBS) --target pipetwin_tests pipetwin-real
+	cd $(SANITIZE_RANKS_DIR) && $(ASAN_RANKS_ENV) ctest --output-on-failure -j$(JOBS)
 
 # Each libFuzzer harness of fuzz/ for FUZZ_SECONDS (or FUZZ_RUNS inputs), JOBS at a time;
 # fails on any finding.

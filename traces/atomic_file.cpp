@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <string>
 #include <system_error>
 
 namespace pipetwin {
@@ -19,12 +20,21 @@ void write_file_atomically(const std::string& path,
     throw std::runtime_error("cannot open '" + temp + "' to write '" + path +
                              "': " + std::strerror(errno));
   }
+  // Why a write failed, where the system said (ENOSPC: "No space left on device").
+  const auto failed = [&](const char* what) {
+    const int error = errno;
+    std::string message = std::string(what) + " '" + path + "' failed";
+    message += error != 0 ? std::string(": ") + std::strerror(error) : " (disk full?)";
+    message += "; nothing was written";
+    return std::runtime_error(message);
+  };
   try {
+    errno = 0;
     write(out);
     out.flush();
-    if (!out) throw std::runtime_error("writing '" + path + "' failed (disk full?)");
+    if (!out) throw failed("writing");
     out.close();
-    if (!out) throw std::runtime_error("closing '" + path + "' failed (disk full?)");
+    if (!out) throw failed("closing");
     std::error_code ec;
     std::filesystem::rename(temp, path, ec);
     if (ec)

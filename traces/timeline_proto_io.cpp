@@ -115,7 +115,8 @@ Timeline from_proto(const proto::Timeline& p) {
 void write_timeline_file(const Timeline& timeline, const std::string& path) {
   const proto::Timeline p = to_proto(timeline);
   write_file_atomically(path, [&](std::ostream& out) {
-    if (!p.SerializeToOstream(&out)) {
+    // A stream that failed is the writer's to report, with the system's reason.
+    if (!p.SerializeToOstream(&out) && out) {
       throw std::runtime_error("cannot write timeline file '" + path + "'");
     }
   });

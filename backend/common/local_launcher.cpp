@@ -10,11 +10,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "sim/spec/errors.h"
@@ -142,11 +144,38 @@ LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc,
       p = -1;
     }
   };
+  // A rank stopped (SIGSTOP, a debugger, a frozen node) for longer than any wait may take is
+  // the cause the others then fail on: when each was stopped, or none if it runs.
+  std::vector<std::optional<std::chrono::steady_clock::time_point>> stopped_since(nproc);
+  const auto stall_limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(timeout_s));
+  bool failure_stalled = false;
   while (running > 0) {
     int status = 0;
-    const pid_t done = ::waitpid(-1, &status, WNOHANG);
+    const pid_t done = ::waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED);
+    if (done > 0 && (WIFSTOPPED(status) || WIFCONTINUED(status))) {
+      for (int r = 0; r < nproc; ++r) {
+        if (pids[r] != done) continue;
+        if (WIFSTOPPED(status)) {
+          stopped_since[r] = std::chrono::steady_clock::now();
+        } else {
+          stopped_since[r].reset();
+        }
+      }
+      continue;
+    }
     if (done <= 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
+      const auto now = std::chrono::steady_clock::now();
+      for (int r = 0; r < nproc && !failure_stalled; ++r) {
+        if (!stopped_since[r] || now - *stopped_since[r] <= stall_limit) continue;
+        result.exit_code = 1;
+        result.failure = "rank " + std::to_string(r) + " stalled: stopped by a signal for more " +
+                         "than the " + std::to_string(static_cast<int>(std::lround(timeout_s))) +
+                         " s timeout (--timeout)";
+        failure_stalled = failure_killed = true;
+        deadline = now;  // nothing more to wait for: kill_all() below
+      }
+      if (now > deadline) {
         if (result.failure.empty()) {
           result.exit_code = 1;
           result.failure =
@@ -166,7 +195,7 @@ LaunchResult launch_local_ranks(const std::vector<std::string>& argv, int nproc,
     const bool killed = !WIFEXITED(status);
     // A rank killed by a signal is the cause the others then fail on (their peer vanished),
     // so it is the failure reported even when one of them was reaped first.
-    if (code != 0 && (result.failure.empty() || (killed && !failure_killed))) {
+    if (code != 0 && !failure_stalled && (result.failure.empty() || (killed && !failure_killed))) {
       if (result.failure.empty()) {
         // Give the others a moment to notice and say what they were waiting on; then
         // kill_all() below makes sure none is left.

@@ -1,14 +1,13 @@
 // One rank of a real run: builds its stages and runs its lanes of the Program through the
 // shared lane runner, recording every instruction's start and end. Here: construction, the
-// run, the op dispatch and fault injection; each op's work is in the other rank_*.cpp.
+// run, the op dispatch and where injected faults strike; each op's work is in the other rank_*.cpp.
 #include "backend/torch/rank_executor.h"
 
-#include <csignal>
-#include <cstdlib>
 #include <exception>
 #include <stdexcept>
 #include <string>
 
+#include "backend/common/fault_injection.h"
 #include "backend/common/program_lanes.h"
 #include "backend/torch/clock_alignment.h"
 #include "backend/torch/decoder_layers.h"
@@ -19,19 +18,6 @@
 
 namespace pipetwin {
 namespace {
-
-// Fault injection for tests: PIPETWIN_CRASH_AT="rank:k" kills that rank just before it
-// runs the k-th instruction of its compute lane. The k for `rank`, or -1.
-int32_t crash_index(int rank) {
-  if (const char* crash = std::getenv("PIPETWIN_CRASH_AT")) {
-    const std::string spec = crash;
-    const size_t colon = spec.find(':');
-    if (colon != std::string::npos && std::stoi(spec.substr(0, colon)) == rank) {
-      return std::stoi(spec.substr(colon + 1));
-    }
-  }
-  return -1;
-}
 
 // Each Program stage's layers: the model's stages as the scenario cuts them, DualPipe's
 // second copies included.
@@ -92,7 +78,7 @@ RankExecutor::RankExecutor(const ResolvedScenario& setup, const Program& program
     stages_[s] = model_.stage(layers_[s].first, layers_[s].second);
   }
   if (zero_stage_ > 0) shard_stages(setup.training.optimizer);
-  crash_at_ = crash_index(env_.rank);
+  fault_ = injected_fault(env_.rank);
   losses_.assign(p_.iterations, 0.0);
   if (options_.gradient_interval > 0) {
     const int32_t intervals =
@@ -135,8 +121,8 @@ void RankExecutor::execute(int32_t i) {
 
 void RankExecutor::perform(int32_t i) {
   const Instruction& ins = p_.instructions[i];
-  if (ins.lane() == Lane::kCompute && i - p_.lane_begin[lane_id(Lane::kCompute)] == crash_at_) {
-    ::raise(SIGKILL);  // fault injection (PIPETWIN_CRASH_AT)
+  if (ins.lane() == Lane::kCompute && i - p_.lane_begin[lane_id(Lane::kCompute)] == fault_.before) {
+    strike(fault_);  // fault injection for tests (backend/common/fault_injection.h)
   }
   if (is_pass(ins.op)) {
     before_pass(ins);

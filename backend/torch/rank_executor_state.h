@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/common/fault_injection.h"
 #include "backend/common/lane_runner.h"
 #include "backend/torch/activation_store.h"
 #include "backend/torch/point_to_point.h"
@@ -122,7 +123,7 @@ class RankExecutor : public LaneDevice {
   std::vector<double> losses_;
   ExecutionTimes times_;
   double clock_base_ = 0;  // rank 0's start on this rank's clock
-  int32_t crash_at_ = -1;
+  InjectedFault fault_;    // tests only
   std::pair<torch::Tensor, torch::Tensor> data_;
   int data_iteration_ = -1;
 };

@@ -172,6 +172,76 @@ TEST(RealRunFaults, ADeadRankFailsTheRunAndLeavesNoProcess) {
   }
 }
 
+// No process of a run named `name` is left.
+void expect_no_rank_left(const std::string& name) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string cmdline = testing::read_all(entry.path() / "cmdline");
+    EXPECT_EQ(cmdline.find(name), std::string::npos) << entry.path();
+  }
+}
+
+// A fault injected into rank 1 of a 3-iteration run with a 5 s timeout: the result and its
+// wall time.
+struct FaultyRun {
+  CliResult result;
+  double seconds = 0;
+};
+FaultyRun run_with_fault(const char* variable, const std::string& name,
+                         const std::string& extra = "") {
+  const auto started = std::chrono::steady_clock::now();
+  ::setenv(variable, "1:5", 1);
+  FaultyRun run;
+  run.result = run_pipetwin("run " + std::string(kScenario) +
+                            " --set training.iterations=3 --timeout 5 --set name=" + name + extra);
+  ::unsetenv(variable);
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return run;
+}
+
+// A rank that stops (SIGSTOP) and never continues: the run ends once it has been stopped for
+// the timeout, naming it, and the stopped rank is not left behind.
+TEST(RealRunFaults, AStalledRankFailsTheRunWithinTheTimeout) {
+  SKIP_WITHOUT_TORCH();
+  const FaultyRun run = run_with_fault("PIPETWIN_STALL_AT", "stall-test");
+  EXPECT_EQ(run.result.exit_code, 1);
+  EXPECT_THAT(run.result.err, HasSubstr("rank 1 stalled: stopped by a signal for more than the 5 s "
+                                        "timeout"));
+  EXPECT_LT(run.seconds, 30);  // the timeout, the launcher's grace and the start
+  expect_no_rank_left("stall-test");
+}
+
+// A rank whose connections are shut down: both ranks fail on the closed connection, within
+// the timeout, and the run says which rank failed and on what.
+TEST(RealRunFaults, APeerWhoseSocketsCloseFailsTheRun) {
+  SKIP_WITHOUT_TORCH();
+  const FaultyRun run = run_with_fault("PIPETWIN_CLOSE_SOCKETS_AT", "socket-test");
+  EXPECT_EQ(run.result.exit_code, 1);
+  EXPECT_THAT(run.result.err, ::testing::ContainsRegex("rank [01] failed at .*Connection closed"));
+  EXPECT_LT(run.seconds, 30);
+  expect_no_rank_left("socket-test");
+}
+
+// The disk fills while the timeline is written: the run fails naming the file and the cause,
+// and leaves neither the file nor its temporary. (The temporary is a link to /dev/full,
+// where every write fails with ENOSPC.)
+TEST(RealRunFaults, AFullDiskLeavesNoPartialTimeline) {
+  SKIP_WITHOUT_TORCH();
+  TempDir dir;
+  const std::filesystem::path timeline = dir.path() / "run.timeline";
+  std::filesystem::create_symlink("/dev/full", dir.path() / "run.timeline.tmp");
+  const CliResult r = run_pipetwin("run " + std::string(kScenario) +
+                                   " --set training.iterations=2 --timeout 10 --set name=disk-test"
+                                   " --timeline " +
+                                   timeline.string());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("writing '" + timeline.string() +
+                               "' failed: No space left on device; nothing was written"));
+  EXPECT_FALSE(std::filesystem::exists(timeline));
+  EXPECT_FALSE(
+      std::filesystem::exists(std::filesystem::symlink_status(dir.path() / "run.timeline.tmp")));
+  expect_no_rank_left("disk-test");
+}
+
 TEST(RealRunFaults, WrongWorldSizeIsBadInput) {
   SKIP_WITHOUT_TORCH();
   ::setenv("RANK", "0", 1);
