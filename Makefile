@@ -4,8 +4,7 @@ JOBS ?= 2
 # ON: a compiler warning in pipetwin's own code fails the build (CI sets it).
 WERROR ?= OFF
 
-.PHONY: deps configure build demo test bench format clean sanitize-configure sanitize tsan fuzz \
-        sanitize-ranks
+.PHONY: deps configure build demo test bench format clean sanitize-configure sanitize tsan fuzz
 
 deps:
 	@tools/install_deps.sh
@@ -25,11 +24,14 @@ test: deps build
 bench: deps build
 	$(BUILD_DIR)/pipetwin_bench
 
-# Reliability (docs/reliability.md), without LibTorch or CUDA (their libraries are not
-# instrumented), with clang-14 at -O1 with line tables and asserts on. One AddressSanitizer +
-# UndefinedBehaviorSanitizer build serves the tests and the libFuzzer harnesses: every
-# library also carries libFuzzer's coverage hooks (fuzzer-no-link), which the tests ignore.
-# SimGrid runs its actors on threads in these builds (sim/simgrid/engine_arguments.cpp).
+# Reliability (docs/reliability.md), with clang-14 at -O1 with line tables and asserts on. One
+# AddressSanitizer + UndefinedBehaviorSanitizer build serves the tests and the libFuzzer
+# harnesses: every library also carries libFuzzer's coverage hooks (fuzzer-no-link), which the
+# tests ignore. It includes the LibTorch backend, so that the real ranks (threads, sockets,
+# child processes) run sanitized; LibTorch and Gloo themselves are not instrumented, and what
+# is reported inside them alone is suppressed in tools/sanitizer-suppressions/, each entry
+# with its reason. No CUDA. SimGrid runs its actors on threads in these builds
+# (sim/simgrid/engine_arguments.cpp).
 SANITIZE_DIR ?= build-asan
 TSAN_DIR ?= build-tsan
 FUZZ_SECONDS ?= 60
@@ -39,12 +41,13 @@ FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?=
 FUZZ_SEED ?= 1
 SANITIZER_CMAKE = -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
-                  -DPIPETWIN_WITH_TORCH=OFF -DPIPETWIN_WITH_CUDA=OFF \
-                  -DPIPETWIN_WITH_PYTHON=OFF -DPIPETWIN_WERROR=$(WERROR)
+                  -DPIPETWIN_WITH_CUDA=OFF -DPIPETWIN_WITH_PYTHON=OFF -DPIPETWIN_WERROR=$(WERROR)
 ASAN_FLAGS = -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined \
              -fno-omit-frame-pointer
-ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1 \
-           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+SUPPRESSIONS = $(CURDIR)/tools/sanitizer-suppressions
+ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1:suppressions=$(SUPPRESSIONS)/asan.supp \
+           LSAN_OPTIONS=suppressions=$(SUPPRESSIONS)/lsan.supp \
+           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(SUPPRESSIONS)/ubsan.supp
 # The concurrent code without LibTorch: the lane runner's threads, the fork pool and the sweeps
 # over it, UMPIPE's population evaluated on threads (the search and `plan --threads`), the
 # PipeDream planner's level-0 DPs on threads.
@@ -54,7 +57,7 @@ TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 sanitize-configure: deps
 	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(SANITIZE_DIR) $(SANITIZER_CMAKE) \
-	  -DPIPETWIN_FUZZ=ON -DCMAKE_CXX_FLAGS="$(ASAN_FLAGS)" > /dev/null
+	  -DPIPETWIN_WITH_TORCH=ON -DPIPETWIN_FUZZ=ON -DCMAKE_CXX_FLAGS="$(ASAN_FLAGS)" > /dev/null
 
 # Every test under AddressSanitizer + UndefinedBehaviorSanitizer.
 sanitize: sanitize-configure
@@ -64,29 +67,10 @@ sanitize: sanitize-configure
 # The concurrent tests under ThreadSanitizer (only their test files are compiled).
 tsan: deps
 	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(TSAN_DIR) $(SANITIZER_CMAKE) \
-	  -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
+	  -DPIPETWIN_WITH_TORCH=OFF -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
 	  -DPIPETWIN_TEST_FILES='$(TSAN_TEST_FILES)' > /dev/null
 	cmake --build $(TSAN_DIR) -j$(JOBS) --target pipetwin_tests
 	cd $(TSAN_DIR) && $(TSAN_ENV) ctest --output-on-failure -j$(JOBS) -R '$(TSAN_TESTS)'
-
-# The real-rank tests (LibTorch ranks over Gloo, the launcher, the run command) under
-# AddressSanitizer + UndefinedBehaviorSanitizer with GCC, the compiler Debian's LibTorch is
-# built with, LibTorch itself uninstrumented. Only their test files are compiled; what LibTorch
-# or Gloo themselves are reported for is suppressed in tools/sanitizer-suppressions/, each entry
-# with its reason.
-SANITIZE_RANKS_DIR ?= build-asan-ranks
-REAL_RANK_TEST_FILES = (backend/torch/[a-z_]+|cli/run_command|cli/run_repeat)_test\.cpp$$
-ASAN_RANKS_ENV = ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:suppressions=$(CURDIR)/tools/sanitizer-suppressions/asan.supp \
-                 LSAN_OPTIONS=suppressions=$(CURDIR)/tools/sanitizer-suppressions/lsan.supp \
-                 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:suppressions=$(CURDIR)/tools/sanitizer-suppressions/ubsan.supp
-sanitize-ranks: deps
-	@CC=gcc CXX=g++ cmake -S . -B $(SANITIZE_RANKS_DIR) -DCMAKE_BUILD_TYPE=Release \
-	  -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" -DPIPETWIN_WITH_TORCH=ON -DPIPETWIN_WITH_CUDA=OFF \
-	  -DPIPETWIN_WITH_PYTHON=OFF -DPIPETWIN_WERROR=$(WERROR) \
-	  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
-	  -DPIPETWIN_TEST_FILES='$(REAL_RANK_TEST_FILES)' > /dev/null
-	cmake --build $(SANITIZE_RANKS_DIR) -j$(JOBS) --target pipetwin_tests pipetwin-real
-	cd $(SANITIZE_RANKS_DIR) && $(ASAN_RANKS_ENV) ctest --output-on-failure -j$(JOBS)
 
 # Each libFuzzer harness of fuzz/ for FUZZ_SECONDS (or FUZZ_RUNS inputs), JOBS at a time;
 # fails on any finding.
