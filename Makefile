@@ -4,7 +4,7 @@ JOBS ?= 2
 # ON: a compiler warning in pipetwin's own code fails the build (CI sets it).
 WERROR ?= OFF
 
-.PHONY: deps configure build demo test bench format clean sanitize-configure sanitize tsan fuzz
+.PHONY: deps configure build demo test bench format clean sanitize-configure sanitize tsan fuzz-configure fuzz
 
 deps:
 	@tools/install_deps.sh
@@ -24,15 +24,18 @@ test: deps build
 bench: deps build
 	$(BUILD_DIR)/pipetwin_bench
 
-# Reliability (docs/reliability.md), with clang-14 at -O1 with line tables and asserts on. One
-# AddressSanitizer + UndefinedBehaviorSanitizer build serves the tests and the libFuzzer
-# harnesses: every library also carries libFuzzer's coverage hooks (fuzzer-no-link), which the
-# tests ignore. It includes the LibTorch backend, so that the real ranks (threads, sockets,
-# child processes) run sanitized; LibTorch and Gloo themselves are not instrumented, and what
-# is reported inside them alone is suppressed in tools/sanitizer-suppressions/, each entry
-# with its reason. No CUDA. SimGrid runs its actors on threads in these builds
-# (sim/simgrid/engine_arguments.cpp).
+# Reliability (docs/reliability.md), at -O1 with line tables and asserts on, no CUDA. Two
+# AddressSanitizer + UndefinedBehaviorSanitizer builds:
+#  - build-asan, with GCC (the compiler Debian's LibTorch is built with; clang-14 cannot read
+#    LibTorch 1.13's headers in C++20), for every test, the LibTorch ranks included: their
+#    threads, sockets and child processes run sanitized. LibTorch and Gloo themselves are not
+#    instrumented; what is reported inside them alone is suppressed in
+#    tools/sanitizer-suppressions/, each entry with its reason.
+#  - build-fuzz, with clang-14, for the libFuzzer harnesses: every library carries libFuzzer's
+#    coverage hooks (fuzzer-no-link). No LibTorch: no harness reaches it.
+# SimGrid runs its actors on threads in these builds (sim/simgrid/engine_arguments.cpp).
 SANITIZE_DIR ?= build-asan
+FUZZ_DIR ?= build-fuzz
 TSAN_DIR ?= build-tsan
 FUZZ_SECONDS ?= 60
 # Set, each harness runs this many inputs from seed FUZZ_SEED and the committed seeds alone, as
@@ -42,7 +45,8 @@ FUZZ_RUNS ?=
 FUZZ_SEED ?= 1
 SANITIZER_CMAKE = -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
                   -DPIPETWIN_WITH_CUDA=OFF -DPIPETWIN_WITH_PYTHON=OFF -DPIPETWIN_WERROR=$(WERROR)
-ASAN_FLAGS = -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined \
+ASAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_FLAGS = -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined \
              -fno-omit-frame-pointer
 SUPPRESSIONS = $(CURDIR)/tools/sanitizer-suppressions
 ASAN_ENV = ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1:check_initialization_order=1:suppressions=$(SUPPRESSIONS)/asan.supp \
@@ -56,10 +60,10 @@ TSAN_TESTS = ^(LaneRunner|ForkPool|Sweep[A-Za-z]*|PlanEvaluator|UmpipeSearch|Ump
 TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 sanitize-configure: deps
-	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(SANITIZE_DIR) $(SANITIZER_CMAKE) \
-	  -DPIPETWIN_WITH_TORCH=ON -DPIPETWIN_FUZZ=ON -DCMAKE_CXX_FLAGS="$(ASAN_FLAGS)" > /dev/null
+	@CC=gcc CXX=g++ cmake -S . -B $(SANITIZE_DIR) $(SANITIZER_CMAKE) \
+	  -DPIPETWIN_WITH_TORCH=ON -DCMAKE_CXX_FLAGS="$(ASAN_FLAGS)" > /dev/null
 
-# Every test under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Every test under AddressSanitizer + UndefinedBehaviorSanitizer, the real ranks included.
 sanitize: sanitize-configure
 	cmake --build $(SANITIZE_DIR) -j$(JOBS) --target pipetwin_tests
 	cd $(SANITIZE_DIR) && $(ASAN_ENV) ctest --output-on-failure -j$(JOBS)
@@ -72,15 +76,19 @@ tsan: deps
 	cmake --build $(TSAN_DIR) -j$(JOBS) --target pipetwin_tests
 	cd $(TSAN_DIR) && $(TSAN_ENV) ctest --output-on-failure -j$(JOBS) -R '$(TSAN_TESTS)'
 
+fuzz-configure: deps
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_DIR) $(SANITIZER_CMAKE) \
+	  -DPIPETWIN_WITH_TORCH=OFF -DPIPETWIN_FUZZ=ON -DCMAKE_CXX_FLAGS="$(FUZZ_FLAGS)" > /dev/null
+
 # Each libFuzzer harness of fuzz/ for FUZZ_SECONDS (or FUZZ_RUNS inputs), JOBS at a time;
 # fails on any finding.
-fuzz: sanitize-configure
-	cmake --build $(SANITIZE_DIR) -j$(JOBS) --target fuzzers
+fuzz: fuzz-configure
+	cmake --build $(FUZZ_DIR) -j$(JOBS) --target fuzzers
 	FUZZ_RUNS=$(FUZZ_RUNS) FUZZ_SEED=$(FUZZ_SEED) \
-	  fuzz/run_fuzzers.sh $(SANITIZE_DIR) $(FUZZ_SECONDS) $(JOBS)
+	  fuzz/run_fuzzers.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(JOBS)
 
 format:
 	@git ls-files '*.cpp' '*.h' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(TSAN_DIR)
+	rm -rf $(BUILD_DIR) $(SANITIZE_DIR) $(FUZZ_DIR) $(TSAN_DIR)
