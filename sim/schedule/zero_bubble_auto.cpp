@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/schedule/recent_memo.h"
 #include "sim/schedule/zero_bubble_heuristic.h"
 
 namespace pipetwin {
@@ -59,18 +60,20 @@ class GreedyScheduler {
   }
 
   ComputeOrder run() && {
+    // A stage's proposal changes only when it or a neighbour places a pass (its free time,
+    // its stashes, or the arrival of its input): the others' are kept.
+    std::vector<Proposal> proposals(K_);
+    for (int32_t s = 0; s < K_; ++s) proposals[s] = propose(s);
     for (int64_t left = 3LL * K_ * M_; left > 0; --left) {
       int32_t best = -1;
-      Proposal chosen;
       for (int32_t s = 0; s < K_; ++s) {
-        const Proposal p = propose(s);
-        if (p.start < chosen.start) {
-          chosen = p;
-          best = s;
-        }
+        if (proposals[s].start < (best < 0 ? kUnknown : proposals[best].start)) best = s;
       }
       if (best < 0) throw std::logic_error("ZB_AUTO scheduler: no stage can proceed");
-      place(best, chosen);
+      place(best, proposals[best]);
+      for (int32_t s = std::max(0, best - 1); s <= std::min(K_ - 1, best + 1); ++s) {
+        proposals[s] = propose(s);
+      }
     }
     return std::move(order_);
   }
@@ -140,67 +143,11 @@ bool fits(const OrderTiming& timing, const LinearPipelineCosts& costs, double li
   return true;
 }
 
-}  // namespace
-
-OrderTiming time_linear_order(const ComputeOrder& order, int32_t microbatches,
-                              const LinearPipelineCosts& costs) {
+// Every candidate order, before timing: the greedy scheduler's six, the paper's heuristic's
+// (those that fit), ZB-H1, ZB-H2 and split 1F1B, which comes last.
+std::vector<ComputeOrder> candidate_orders(int32_t microbatches, const LinearPipelineCosts& costs,
+                                           double limit_microbatches) {
   const int32_t K = static_cast<int32_t>(costs.stages.size());
-  PassEnds ends(K, microbatches);
-  std::vector<std::vector<double>> weight_ready(K, std::vector<double>(microbatches, kUnknown));
-  TimedComputeOrder timed{order, std::vector<std::vector<double>>(K)};
-  std::vector<size_t> next(K, 0);
-  std::vector<double> free_at(K, 0.0), held(K, 0.0), peak(K, 0.0);
-  // Sweep the stages until none advances: each pass waits for its device and its input.
-  for (bool advanced = true; advanced;) {
-    advanced = false;
-    for (int32_t s = 0; s < K; ++s) {
-      for (; next[s] < order[s].size(); ++next[s]) {
-        const ComputeAction& a = order[s][next[s]];
-        const double input = a.op == Op::kFwd ? forward_input_at(ends, costs, s, a.microbatch)
-                             : a.op == Op::kBwdInput
-                                 ? backward_input_at(ends, costs, s, a.microbatch)
-                                 : weight_ready[s][a.microbatch];
-        if (input == kUnknown) break;
-        const ChunkPassCosts& c = costs.stages[s];
-        const double end = std::max(free_at[s], input) + pass_seconds(c, a.op);
-        free_at[s] = end;
-        held[s] += stash_change(c, a.op);
-        peak[s] = std::max(peak[s], held[s]);
-        if (a.op == Op::kFwd) ends.fwd[s][a.microbatch] = end;
-        if (a.op == Op::kBwdInput) {
-          ends.bwd[s][a.microbatch] = end;
-          weight_ready[s][a.microbatch] = end;
-        }
-        timed.end_s[s].push_back(end);
-        advanced = true;
-      }
-    }
-  }
-  for (int32_t s = 0; s < K; ++s) {
-    if (next[s] < order[s].size()) {
-      throw std::logic_error("time_linear_order: stage " + std::to_string(s) +
-                             " waits for an input that never comes");
-    }
-  }
-  OrderTiming timing;
-  for (int32_t s = 0; s < K; ++s) {
-    const double last = timed.end_s[s].empty() ? 0.0 : timed.end_s[s].back();
-    timing.makespan_s = std::max(timing.makespan_s, last + costs.update_s[s]);
-  }
-  timing.timed = std::move(timed);
-  timing.peak_stash = std::move(peak);
-  return timing;
-}
-
-std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
-                                                  const LinearPipelineCosts& costs,
-                                                  double limit_microbatches) {
-  const int32_t K = static_cast<int32_t>(costs.stages.size());
-  if (limit_microbatches < 1) {
-    throw std::invalid_argument("zb_auto_candidates: a limit of " +
-                                std::to_string(limit_microbatches) +
-                                " microbatches leaves no room for one forward");
-  }
   std::vector<ComputeOrder> orders;
   // The warm-up before the first B: from 1F1B's K-s forwards to ZB-H2's 2(K-s)-1 in five
   // steps, and as many as the memory holds.
@@ -225,6 +172,94 @@ std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
   orders.push_back(zb_h1_order(K, microbatches));
   orders.push_back(zb_h2_order(K, microbatches));
   orders.push_back(split_backwards(one_f_one_b_order(K, microbatches)));
+  return orders;
+}
+
+}  // namespace
+
+OrderTiming time_linear_order(const ComputeOrder& order, int32_t microbatches,
+                              const LinearPipelineCosts& costs) {
+  const int32_t K = static_cast<int32_t>(costs.stages.size());
+  PassEnds ends(K, microbatches);
+  std::vector<std::vector<double>> weight_ready(K, std::vector<double>(microbatches, kUnknown));
+  TimedComputeOrder timed{order, std::vector<std::vector<double>>(K)};
+  std::vector<size_t> next(K, 0);
+  std::vector<double> free_at(K, 0.0), held(K, 0.0), peak(K, 0.0);
+  // Each stage runs its passes until one waits for an input; a stage that advanced may have
+  // produced what its neighbours wait for, so they are looked at again (a worklist: sweeping
+  // every stage until none advances took a sweep per stage a gradient travels).
+  std::deque<int32_t> work;
+  std::vector<char> queued(K, 1);
+  for (int32_t s = 0; s < K; ++s) work.push_back(s);
+  while (!work.empty()) {
+    const int32_t s = work.front();
+    work.pop_front();
+    queued[s] = 0;
+    bool advanced = false;
+    for (; next[s] < order[s].size(); ++next[s]) {
+      const ComputeAction& a = order[s][next[s]];
+      const double input = a.op == Op::kFwd        ? forward_input_at(ends, costs, s, a.microbatch)
+                           : a.op == Op::kBwdInput ? backward_input_at(ends, costs, s, a.microbatch)
+                                                   : weight_ready[s][a.microbatch];
+      if (input == kUnknown) break;
+      const ChunkPassCosts& c = costs.stages[s];
+      const double end = std::max(free_at[s], input) + pass_seconds(c, a.op);
+      free_at[s] = end;
+      held[s] += stash_change(c, a.op);
+      peak[s] = std::max(peak[s], held[s]);
+      if (a.op == Op::kFwd) ends.fwd[s][a.microbatch] = end;
+      if (a.op == Op::kBwdInput) {
+        ends.bwd[s][a.microbatch] = end;
+        weight_ready[s][a.microbatch] = end;
+      }
+      timed.end_s[s].push_back(end);
+      advanced = true;
+    }
+    if (!advanced) continue;
+    for (const int32_t neighbour : {s - 1, s + 1}) {
+      if (neighbour >= 0 && neighbour < K && !queued[neighbour]) {
+        queued[neighbour] = 1;
+        work.push_back(neighbour);
+      }
+    }
+  }
+  for (int32_t s = 0; s < K; ++s) {
+    if (next[s] < order[s].size()) {
+      throw std::logic_error("time_linear_order: stage " + std::to_string(s) +
+                             " waits for an input that never comes");
+    }
+  }
+  OrderTiming timing;
+  for (int32_t s = 0; s < K; ++s) {
+    const double last = timed.end_s[s].empty() ? 0.0 : timed.end_s[s].back();
+    timing.makespan_s = std::max(timing.makespan_s, last + costs.update_s[s]);
+  }
+  timing.timed = std::move(timed);
+  timing.peak_stash = std::move(peak);
+  return timing;
+}
+
+std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
+                                                  const LinearPipelineCosts& costs,
+                                                  double limit_microbatches) {
+  if (limit_microbatches < 1) {
+    throw std::invalid_argument("zb_auto_candidates: a limit of " +
+                                std::to_string(limit_microbatches) +
+                                " microbatches leaves no room for one forward");
+  }
+  // The orders depend on the passes, the transfers and the limit, not on the updates' times.
+  struct Inputs {
+    int32_t microbatches;
+    double limit;
+    std::vector<ChunkPassCosts> stages;
+    std::vector<double> forward_transfer_s, backward_transfer_s;
+    bool operator==(const Inputs&) const = default;
+  };
+  thread_local RecentMemo<Inputs, std::vector<ComputeOrder>> memo(8);
+  const std::vector<ComputeOrder>& orders =
+      memo.get({microbatches, limit_microbatches, costs.stages, costs.forward_transfer_s,
+                costs.backward_transfer_s},
+               [&] { return candidate_orders(microbatches, costs, limit_microbatches); });
   std::vector<OrderTiming> timings;
   for (size_t k = 0; k < orders.size(); ++k) {
     OrderTiming timing = time_linear_order(orders[k], microbatches, costs);

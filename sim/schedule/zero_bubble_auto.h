@@ -33,14 +33,14 @@ OrderTiming time_linear_order(const ComputeOrder& order, int32_t microbatches,
                               const LinearPipelineCosts& costs);
 
 // ZB_AUTO's candidates: the paper's heuristic with each setting of its three choices
-// (sim/schedule/zero_bubble_heuristic.h), the greedy scheduler's orders (each pass at its stage's free time,
-// B before F before W, F only while the stage's stashes stay within `limit_microbatches` of
-// what one of its microbatches holds at most (its forward's stash; with full recomputation,
-// the larger activations B rebuilds for W), and before the stage's first B at most a warm-up
-// count the variants vary, as the paper's heuristic does), and ZB-H1, ZB-H2 and 1F1B with
-// split backwards where their stashes stay within the limit; each order once, the fastest on
-// these costs first. `limit_microbatches` >= 1. Never empty: 1F1B with split backwards, which
-// holds no more than 1F1B, is always among them.
+// (sim/schedule/zero_bubble_heuristic.h), the greedy scheduler's orders (each pass at its stage's
+// free time, B before F before W, F only while the stage's stashes stay within `limit_microbatches`
+// of what one of its microbatches holds at most (its forward's stash; with full recomputation, the
+// larger activations B rebuilds for W), and before the stage's first B at most a warm-up count the
+// variants vary, as the paper's heuristic does), and ZB-H1, ZB-H2 and 1F1B with split backwards
+// where their stashes stay within the limit; each order once, the fastest on these costs first.
+// `limit_microbatches` >= 1. Never empty: 1F1B with split backwards, which holds no more than 1F1B,
+// is always among them.
 std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
                                                   const LinearPipelineCosts& costs,
                                                   double limit_microbatches);

@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "sim/schedule/recent_memo.h"
+
 namespace pipetwin {
 
 ComputeOrder split_backwards(const ComputeOrder& order) {
@@ -266,7 +268,14 @@ TimedComputeOrder zb_v_schedule(int32_t devices, int32_t microbatches,
     throw std::invalid_argument("zb_v_order: " + std::to_string(chunk_costs.size()) +
                                 " chunk costs for " + std::to_string(devices) + " devices");
   }
-  return VScheduler(devices, microbatches, chunk_costs).run();
+  struct Inputs {
+    int32_t devices, microbatches;
+    std::vector<ChunkPassCosts> chunk_costs;
+    bool operator==(const Inputs&) const = default;
+  };
+  thread_local RecentMemo<Inputs, TimedComputeOrder> memo(8);
+  return memo.get({devices, microbatches, chunk_costs},
+                  [&] { return VScheduler(devices, microbatches, chunk_costs).run(); });
 }
 
 }  // namespace pipetwin

@@ -36,6 +36,7 @@ struct ChunkPassCosts {
   double bwd_weight_s = 0;
   double stash = 0;         // allocated by F
   double weight_stash = 0;  // of which W frees this much, B the rest
+  bool operator==(const ChunkPassCosts&) const = default;
 };
 
 // A pass's time on its chunk.
