@@ -134,9 +134,9 @@ class GreedyScheduler {
   ComputeOrder order_;
 };
 
-bool fits(const OrderTiming& timing, const LinearPipelineCosts& costs, double limit) {
+bool fits(const std::vector<double>& peak_stash, const LinearPipelineCosts& costs, double limit) {
   for (size_t s = 0; s < costs.stages.size(); ++s) {
-    if (timing.peak_stash[s] > limit * microbatch_peak(costs.stages[s]) * (1 + 1e-9) + 1e-300) {
+    if (peak_stash[s] > limit * microbatch_peak(costs.stages[s]) * (1 + 1e-9) + 1e-300) {
       return false;
     }
   }
@@ -177,14 +177,19 @@ std::vector<ComputeOrder> candidate_orders(int32_t microbatches, const LinearPip
 
 }  // namespace
 
-OrderTiming time_linear_order(const ComputeOrder& order, int32_t microbatches,
-                              const LinearPipelineCosts& costs) {
+namespace {
+
+// The pipeline's max-plus timing of `order`: its makespan (with each stage's update after its
+// last pass) and each stage's peak stash, calling on_end(stage, end) for every pass in order.
+template <class OnEnd>
+double time_order(const ComputeOrder& order, int32_t microbatches, const LinearPipelineCosts& costs,
+                  std::vector<double>& peak, OnEnd&& on_end) {
   const int32_t K = static_cast<int32_t>(costs.stages.size());
   PassEnds ends(K, microbatches);
   std::vector<std::vector<double>> weight_ready(K, std::vector<double>(microbatches, kUnknown));
-  TimedComputeOrder timed{order, std::vector<std::vector<double>>(K)};
   std::vector<size_t> next(K, 0);
-  std::vector<double> free_at(K, 0.0), held(K, 0.0), peak(K, 0.0);
+  std::vector<double> free_at(K, 0.0), held(K, 0.0);
+  peak.assign(K, 0.0);
   // Each stage runs its passes until one waits for an input; a stage that advanced may have
   // produced what its neighbours wait for, so they are looked at again (a worklist: sweeping
   // every stage until none advances took a sweep per stage a gradient travels).
@@ -212,7 +217,7 @@ OrderTiming time_linear_order(const ComputeOrder& order, int32_t microbatches,
         ends.bwd[s][a.microbatch] = end;
         weight_ready[s][a.microbatch] = end;
       }
-      timed.end_s[s].push_back(end);
+      on_end(s, end);
       advanced = true;
     }
     if (!advanced) continue;
@@ -223,31 +228,41 @@ OrderTiming time_linear_order(const ComputeOrder& order, int32_t microbatches,
       }
     }
   }
+  double makespan = 0;
   for (int32_t s = 0; s < K; ++s) {
     if (next[s] < order[s].size()) {
       throw std::logic_error("time_linear_order: stage " + std::to_string(s) +
                              " waits for an input that never comes");
     }
+    makespan = std::max(makespan, free_at[s] + costs.update_s[s]);
   }
+  return makespan;
+}
+
+}  // namespace
+
+OrderTiming time_linear_order(const ComputeOrder& order, int32_t microbatches,
+                              const LinearPipelineCosts& costs) {
   OrderTiming timing;
-  for (int32_t s = 0; s < K; ++s) {
-    const double last = timed.end_s[s].empty() ? 0.0 : timed.end_s[s].back();
-    timing.makespan_s = std::max(timing.makespan_s, last + costs.update_s[s]);
-  }
-  timing.timed = std::move(timed);
-  timing.peak_stash = std::move(peak);
+  timing.timed = {order, std::vector<std::vector<double>>(costs.stages.size())};
+  timing.makespan_s =
+      time_order(order, microbatches, costs, timing.peak_stash,
+                 [&](int32_t s, double end) { timing.timed.end_s[s].push_back(end); });
   return timing;
 }
 
-std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
-                                                  const LinearPipelineCosts& costs,
-                                                  double limit_microbatches) {
+namespace {
+
+// The candidate orders for these inputs (built once for the last few inputs: they depend on the
+// passes, the transfers and the limit, not on the updates' times).
+const std::vector<ComputeOrder>& memoized_orders(int32_t microbatches,
+                                                 const LinearPipelineCosts& costs,
+                                                 double limit_microbatches) {
   if (limit_microbatches < 1) {
     throw std::invalid_argument("zb_auto_candidates: a limit of " +
                                 std::to_string(limit_microbatches) +
                                 " microbatches leaves no room for one forward");
   }
-  // The orders depend on the passes, the transfers and the limit, not on the updates' times.
   struct Inputs {
     int32_t microbatches;
     double limit;
@@ -256,17 +271,31 @@ std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
     bool operator==(const Inputs&) const = default;
   };
   thread_local RecentMemo<Inputs, std::vector<ComputeOrder>> memo(8);
+  return memo.get({microbatches, limit_microbatches, costs.stages, costs.forward_transfer_s,
+                   costs.backward_transfer_s},
+                  [&] { return candidate_orders(microbatches, costs, limit_microbatches); });
+}
+
+// Whether the k-th of `count` candidates stands: it fits the limit, or it is the last (1F1B
+// with split backwards, which stands in when nothing before it fits).
+bool stands(size_t k, size_t count, bool any_before, const std::vector<double>& peak_stash,
+            const LinearPipelineCosts& costs, double limit) {
+  return (k + 1 == count && !any_before) || fits(peak_stash, costs, limit);
+}
+
+}  // namespace
+
+std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
+                                                  const LinearPipelineCosts& costs,
+                                                  double limit_microbatches) {
   const std::vector<ComputeOrder>& orders =
-      memo.get({microbatches, limit_microbatches, costs.stages, costs.forward_transfer_s,
-                costs.backward_transfer_s},
-               [&] { return candidate_orders(microbatches, costs, limit_microbatches); });
+      memoized_orders(microbatches, costs, limit_microbatches);
   std::vector<OrderTiming> timings;
   for (size_t k = 0; k < orders.size(); ++k) {
     OrderTiming timing = time_linear_order(orders[k], microbatches, costs);
-    // 1F1B with split backwards (the last) stands in when nothing fits the limit.
-    const bool last_resort = k + 1 == orders.size() && timings.empty();
-    if (last_resort || fits(timing, costs, limit_microbatches))
+    if (stands(k, orders.size(), !timings.empty(), timing.peak_stash, costs, limit_microbatches)) {
       timings.push_back(std::move(timing));
+    }
   }
   std::stable_sort(timings.begin(), timings.end(), [](const OrderTiming& a, const OrderTiming& b) {
     return a.makespan_s < b.makespan_s;
@@ -278,6 +307,26 @@ std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
     if (!seen) candidates.push_back(std::move(timing.timed));
   }
   return candidates;
+}
+
+ComputeOrder zb_auto_fastest_order(int32_t microbatches, const LinearPipelineCosts& costs,
+                                   double limit_microbatches) {
+  const std::vector<ComputeOrder>& orders =
+      memoized_orders(microbatches, costs, limit_microbatches);
+  std::vector<double> peak;
+  double fastest = 0;
+  size_t chosen = orders.size();
+  for (size_t k = 0; k < orders.size(); ++k) {
+    const double makespan =
+        time_order(orders[k], microbatches, costs, peak, [](int32_t, double) {});
+    const bool any_before = chosen < orders.size();
+    if (!stands(k, orders.size(), any_before, peak, costs, limit_microbatches)) continue;
+    if (!any_before || makespan < fastest) {  // the first of the fastest, as the sort keeps it
+      fastest = makespan;
+      chosen = k;
+    }
+  }
+  return orders[chosen];
 }
 
 }  // namespace pipetwin

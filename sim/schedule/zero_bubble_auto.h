@@ -45,4 +45,9 @@ std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
                                                   const LinearPipelineCosts& costs,
                                                   double limit_microbatches);
 
+// The first of zb_auto_candidates: its order alone, without timing what it does not return
+// (what `pipetwin tune`'s fast estimate asks for).
+ComputeOrder zb_auto_fastest_order(int32_t microbatches, const LinearPipelineCosts& costs,
+                                   double limit_microbatches);
+
 }  // namespace pipetwin

@@ -32,9 +32,7 @@ ComputeOrder order_of(const ResolvedScenario& setup, const PipelineLayout& layou
       return zb_v_schedule(K, M, chunk_pass_costs(layout)).order;
     case proto::ZB_AUTO: {
       const double limit = setup.schedule.memory_limit_microbatches;
-      return zb_auto_candidates(M, linear_pipeline_costs(setup, layout), limit > 0 ? limit : K)
-          .front()
-          .order;
+      return zb_auto_fastest_order(M, linear_pipeline_costs(setup, layout), limit > 0 ? limit : K);
     }
     case proto::DUALPIPE:
       return dualpipe_order(K, M);
