@@ -179,11 +179,11 @@ std::vector<ComputeOrder> candidate_orders(int32_t microbatches, const LinearPip
 
 namespace {
 
-// The pipeline's max-plus timing of `order`: its makespan (with each stage's update after its
-// last pass) and each stage's peak stash, calling on_end(stage, end) for every pass in order.
+// The pipeline's max-plus timing of `order`: when each stage's last pass ends (`finish`) and
+// each stage's peak stash, calling on_end(stage, end) for every pass in order.
 template <class OnEnd>
-double time_order(const ComputeOrder& order, int32_t microbatches, const LinearPipelineCosts& costs,
-                  std::vector<double>& peak, OnEnd&& on_end) {
+void time_order(const ComputeOrder& order, int32_t microbatches, const LinearPipelineCosts& costs,
+                std::vector<double>& finish, std::vector<double>& peak, OnEnd&& on_end) {
   const int32_t K = static_cast<int32_t>(costs.stages.size());
   PassEnds ends(K, microbatches);
   std::vector<std::vector<double>> weight_ready(K, std::vector<double>(microbatches, kUnknown));
@@ -228,13 +228,20 @@ double time_order(const ComputeOrder& order, int32_t microbatches, const LinearP
       }
     }
   }
-  double makespan = 0;
   for (int32_t s = 0; s < K; ++s) {
     if (next[s] < order[s].size()) {
       throw std::logic_error("time_linear_order: stage " + std::to_string(s) +
                              " waits for an input that never comes");
     }
-    makespan = std::max(makespan, free_at[s] + costs.update_s[s]);
+  }
+  finish = std::move(free_at);
+}
+
+// The makespan of passes that finish at `finish`, each stage's update after its last pass.
+double makespan_of(const std::vector<double>& finish, const LinearPipelineCosts& costs) {
+  double makespan = 0;
+  for (size_t s = 0; s < finish.size(); ++s) {
+    makespan = std::max(makespan, finish[s] + costs.update_s[s]);
   }
   return makespan;
 }
@@ -245,19 +252,24 @@ OrderTiming time_linear_order(const ComputeOrder& order, int32_t microbatches,
                               const LinearPipelineCosts& costs) {
   OrderTiming timing;
   timing.timed = {order, std::vector<std::vector<double>>(costs.stages.size())};
-  timing.makespan_s =
-      time_order(order, microbatches, costs, timing.peak_stash,
-                 [&](int32_t s, double end) { timing.timed.end_s[s].push_back(end); });
+  std::vector<double> finish;
+  time_order(order, microbatches, costs, finish, timing.peak_stash,
+             [&](int32_t s, double end) { timing.timed.end_s[s].push_back(end); });
+  timing.makespan_s = makespan_of(finish, costs);
   return timing;
 }
 
 namespace {
 
-// The candidate orders for these inputs (built once for the last few inputs: they depend on the
-// passes, the transfers and the limit, not on the updates' times).
-const std::vector<ComputeOrder>& memoized_orders(int32_t microbatches,
-                                                 const LinearPipelineCosts& costs,
-                                                 double limit_microbatches) {
+// The candidate orders for these inputs, each with when its stages finish and their peak
+// stashes (built and timed once for the last few inputs: they depend on the passes, the
+// transfers and the limit; the updates' times only add to the finish).
+struct TimedCandidates {
+  std::vector<ComputeOrder> orders;
+  std::vector<std::vector<double>> finish, peaks;
+};
+const TimedCandidates& memoized_candidates(int32_t microbatches, const LinearPipelineCosts& costs,
+                                           double limit_microbatches) {
   if (limit_microbatches < 1) {
     throw std::invalid_argument("zb_auto_candidates: a limit of " +
                                 std::to_string(limit_microbatches) +
@@ -270,10 +282,20 @@ const std::vector<ComputeOrder>& memoized_orders(int32_t microbatches,
     std::vector<double> forward_transfer_s, backward_transfer_s;
     bool operator==(const Inputs&) const = default;
   };
-  thread_local RecentMemo<Inputs, std::vector<ComputeOrder>> memo(8);
+  thread_local RecentMemo<Inputs, TimedCandidates> memo(8);
   return memo.get({microbatches, limit_microbatches, costs.stages, costs.forward_transfer_s,
                    costs.backward_transfer_s},
-                  [&] { return candidate_orders(microbatches, costs, limit_microbatches); });
+                  [&] {
+                    TimedCandidates c;
+                    c.orders = candidate_orders(microbatches, costs, limit_microbatches);
+                    c.finish.resize(c.orders.size());
+                    c.peaks.resize(c.orders.size());
+                    for (size_t k = 0; k < c.orders.size(); ++k) {
+                      time_order(c.orders[k], microbatches, costs, c.finish[k], c.peaks[k],
+                                 [](int32_t, double) {});
+                    }
+                    return c;
+                  });
 }
 
 // Whether the k-th of `count` candidates stands: it fits the limit, or it is the last (1F1B
@@ -289,7 +311,7 @@ std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
                                                   const LinearPipelineCosts& costs,
                                                   double limit_microbatches) {
   const std::vector<ComputeOrder>& orders =
-      memoized_orders(microbatches, costs, limit_microbatches);
+      memoized_candidates(microbatches, costs, limit_microbatches).orders;
   std::vector<OrderTiming> timings;
   for (size_t k = 0; k < orders.size(); ++k) {
     OrderTiming timing = time_linear_order(orders[k], microbatches, costs);
@@ -311,22 +333,20 @@ std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
 
 ComputeOrder zb_auto_fastest_order(int32_t microbatches, const LinearPipelineCosts& costs,
                                    double limit_microbatches) {
-  const std::vector<ComputeOrder>& orders =
-      memoized_orders(microbatches, costs, limit_microbatches);
-  std::vector<double> peak;
+  const TimedCandidates& c = memoized_candidates(microbatches, costs, limit_microbatches);
+  const size_t count = c.orders.size();
   double fastest = 0;
-  size_t chosen = orders.size();
-  for (size_t k = 0; k < orders.size(); ++k) {
-    const double makespan =
-        time_order(orders[k], microbatches, costs, peak, [](int32_t, double) {});
-    const bool any_before = chosen < orders.size();
-    if (!stands(k, orders.size(), any_before, peak, costs, limit_microbatches)) continue;
+  size_t chosen = count;
+  for (size_t k = 0; k < count; ++k) {
+    const bool any_before = chosen < count;
+    if (!stands(k, count, any_before, c.peaks[k], costs, limit_microbatches)) continue;
+    const double makespan = makespan_of(c.finish[k], costs);
     if (!any_before || makespan < fastest) {  // the first of the fastest, as the sort keeps it
       fastest = makespan;
       chosen = k;
     }
   }
-  return orders[chosen];
+  return c.orders[chosen];
 }
 
 }  // namespace pipetwin
