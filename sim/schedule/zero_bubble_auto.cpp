@@ -62,18 +62,31 @@ class GreedyScheduler {
   ComputeOrder run() && {
     // A stage's proposal changes only when it or a neighbour places a pass (its free time,
     // its stashes, or the arrival of its input): the others' are kept.
+    // The earliest proposal (the lowest stage among equals) is found in a tournament tree.
     std::vector<Proposal> proposals(K_);
-    for (int32_t s = 0; s < K_; ++s) proposals[s] = propose(s);
-    for (int64_t left = 3LL * K_ * M_; left > 0; --left) {
-      int32_t best = -1;
-      for (int32_t s = 0; s < K_; ++s) {
-        if (proposals[s].start < (best < 0 ? kUnknown : proposals[best].start)) best = s;
+    int32_t leaves = 1;
+    while (leaves < K_) leaves *= 2;
+    std::vector<int32_t> tree(2 * leaves, -1);  // the winning stage of each subtree, -1: none
+    const auto earlier = [&](int32_t a, int32_t b) {
+      if (a < 0 || b < 0) return a >= 0;
+      return proposals[a].start < proposals[b].start ||
+             (proposals[a].start == proposals[b].start && a < b);
+    };
+    const auto update = [&](int32_t s) {
+      proposals[s] = propose(s);
+      int32_t node = leaves + s;
+      tree[node] = proposals[s].start < kUnknown ? s : -1;
+      for (node /= 2; node >= 1; node /= 2) {
+        const int32_t l = tree[2 * node], r = tree[2 * node + 1];
+        tree[node] = earlier(r, l) ? r : l;
       }
+    };
+    for (int32_t s = 0; s < K_; ++s) update(s);
+    for (int64_t left = 3LL * K_ * M_; left > 0; --left) {
+      const int32_t best = tree[1];
       if (best < 0) throw std::logic_error("ZB_AUTO scheduler: no stage can proceed");
       place(best, proposals[best]);
-      for (int32_t s = std::max(0, best - 1); s <= std::min(K_ - 1, best + 1); ++s) {
-        proposals[s] = propose(s);
-      }
+      for (int32_t s = std::max(0, best - 1); s <= std::min(K_ - 1, best + 1); ++s) update(s);
     }
     return std::move(order_);
   }
