@@ -171,51 +171,47 @@ TEST(ImportTraces, MegatronAndKinetoTracesBecomeTimelines) {
   EXPECT_NE(r.err.find("-o FILE.timeline"), std::string::npos) << r.err;
 }
 
-// The whole path from another framework's job to a twin of it: import the trace against the
-// job's scenario, calibrate the scenario from it, simulate the fitted scenario and compare.
-TEST(ImportTraces, AMegatronJobCalibratesItsScenarioAndComparesWithItsSimulation) {
+// The whole path from another framework's job to a twin of it: import the traces (`import`,
+// the words after it) against the job's scenario, calibrate the scenario from them, simulate the
+// fitted scenario and compare: `compare --json`'s object, empty after a failed step.
+nlohmann::json twin_of(const std::string& import_words, const std::string& scenario) {
   TempDir dir;
-  const std::string data = std::string(PIPETWIN_SOURCE_DIR) + "/tests/data/straggler-analysis/";
-  const std::string st = (dir.path() / "st.timeline").string();
+  const std::string measured = (dir.path() / "measured.timeline").string();
   const std::string fitted = (dir.path() / "fitted.textproto").string();
   const std::string simulated = (dir.path() / "fitted.timeline").string();
-  CliResult r = run_pipetwin("import " + data + "timeline-ST.json.gz --meta " + data +
-                             "meta-ST.yaml --scenario " + data + "scenario-ST.textproto -o " + st);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("6528 given"), std::string::npos) << r.out;  // all but the 256 gc marks
-  r = run_pipetwin("calibrate " + data + "scenario-ST.textproto --from " + st + " -o " + fitted);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run_pipetwin("simulate " + fitted + " --timeline " + simulated);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run_pipetwin("compare " + st + " " + simulated + " --json");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json c = nlohmann::json::parse(r.out);
+  for (const std::string& command :
+       {"import " + import_words + " --scenario " + scenario + " -o " + measured,
+        "calibrate " + scenario + " --from " + measured + " -o " + fitted,
+        "simulate " + fitted + " --timeline " + simulated}) {
+    const CliResult r = run_pipetwin(command);
+    EXPECT_EQ(r.exit_code, 0) << command << ": " << r.err;
+    if (r.exit_code != 0) return {};
+  }
+  const CliResult r = run_pipetwin("compare " + measured + " " + simulated + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json{};
+}
+
+TEST(ImportTraces, AMegatronJobCalibratesItsScenarioAndComparesWithItsSimulation) {
+  const std::string data = std::string(PIPETWIN_SOURCE_DIR) + "/tests/data/straggler-analysis/";
+  const nlohmann::json c = twin_of(data + "timeline-ST.json.gz --meta " + data + "meta-ST.yaml",
+                                   data + "scenario-ST.textproto");
+  ASSERT_FALSE(c.empty());
   // Every pass and pipeline transfer pairs with its simulated span.
-  EXPECT_EQ(c["matched"].get<int>(), 5888) << r.out.substr(0, 400);
+  EXPECT_EQ(c["matched"].get<int>(), 5888);
   EXPECT_NEAR(c["makespan_error"].get<double>(), 0, 0.01);
 }
 
 // A PyTorch profiler trace the same way: its kernels folded into annotated passes.
 TEST(ImportTraces, AKinetoJobCalibratesItsScenarioAndComparesWithItsSimulation) {
-  TempDir dir;
   const std::string data = std::string(PIPETWIN_SOURCE_DIR) + "/tests/data/hta/";
-  const std::string hta = (dir.path() / "hta.timeline").string();
-  const std::string fitted = (dir.path() / "fitted.textproto").string();
-  const std::string simulated = (dir.path() / "fitted.timeline").string();
-  CliResult r = run_pipetwin("import " + data + "sampled_rank-0.json.gz " + data +
-                             "sampled_rank-1.json.gz --passes --scenario " + data +
-                             "scenario-hta.textproto -o " + hta);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run_pipetwin("calibrate " + data + "scenario-hta.textproto --from " + hta + " -o " + fitted);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run_pipetwin("simulate " + fitted + " --timeline " + simulated);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = run_pipetwin("compare " + hta + " " + simulated + " --json");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const nlohmann::json c = nlohmann::json::parse(r.out);
+  const nlohmann::json c =
+      twin_of(data + "sampled_rank-0.json.gz " + data + "sampled_rank-1.json.gz --passes",
+              data + "scenario-hta.textproto");
+  ASSERT_FALSE(c.empty());
   // Per rank and step a forward, a backward, an optimizer step, and the simulation's two
   // gradient all-reduces paired with the first two of the trace's NCCL all-reduces.
-  EXPECT_EQ(c["matched"].get<int>(), 2 * 2 * 5) << r.out.substr(0, 400);
+  EXPECT_EQ(c["matched"].get<int>(), 2 * 2 * 5);
   EXPECT_NEAR(c["makespan_error"].get<double>(), 0, 0.05);
 }
 

@@ -5,6 +5,8 @@
 // exactly and peaks compare across schedules.
 #pragma once
 
+#include <random>
+
 #include "uniform_setup.h"
 
 namespace pipetwin::testing {
@@ -30,6 +32,23 @@ inline void set_weight_stash_share(ResolvedScenario& setup, double share) {
   for (ModelLayer& layer : setup.model.layers) {
     layer.bwd_weight_stash_bytes_per_sample = share * layer.stash_bytes_per_sample;
   }
+}
+
+// K stages of random F, B and W (each stage its own, B and W splitting a random backward), a
+// share `share` of the stash held by W.
+template <class Rng>
+ResolvedScenario random_split_stages(Rng& rng, proto::ScheduleKind kind, int stages,
+                                     int microbatches, double share) {
+  ResolvedScenario setup = split_setup(kind, stages, microbatches, 0.01, 0.01, 0.01);
+  std::uniform_real_distribution<double> per_sample(1e-4, 1e-2);
+  for (ModelLayer& layer : setup.model.layers) {
+    layer.fwd.seconds_per_sample = per_sample(rng);
+    layer.bwd.seconds_per_sample = per_sample(rng);
+    layer.bwd_weight->seconds_per_sample =
+        std::uniform_real_distribution<double>(0.05, 0.95)(rng) * layer.bwd.seconds_per_sample;
+  }
+  set_weight_stash_share(setup, share);
+  return setup;
 }
 
 }  // namespace pipetwin::testing

@@ -45,19 +45,9 @@ int64_t max_peak(const MemoryCurve& memory) {
   return peak;
 }
 
-// K stages of random F, B and W (each stage its own), a random share of the stash held by W.
 ResolvedScenario random_stages(std::mt19937& rng, proto::ScheduleKind kind, int K, int M,
                                double share) {
-  ResolvedScenario setup = split_setup(kind, K, M, 0.01, 0.01, 0.01);
-  std::uniform_real_distribution<double> per_sample(1e-4, 1e-2);
-  for (ModelLayer& layer : setup.model.layers) {
-    layer.fwd.seconds_per_sample = per_sample(rng);
-    layer.bwd.seconds_per_sample = per_sample(rng);
-    layer.bwd_weight->seconds_per_sample =
-        std::uniform_real_distribution<double>(0.05, 0.95)(rng) * layer.bwd.seconds_per_sample;
-  }
-  testing::set_weight_stash_share(setup, share);
-  return setup;
+  return testing::random_split_stages(rng, kind, K, M, share);
 }
 
 ResolvedScenario as_kind(ResolvedScenario setup, proto::ScheduleKind kind) {

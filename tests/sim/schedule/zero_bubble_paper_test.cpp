@@ -95,15 +95,8 @@ TEST(ZeroBubblePaper, OverSeveralIterationsNeverBehindH1) {
   for (int trial = 0; trial < 40; ++trial) {
     const int K = std::uniform_int_distribution<int>(1, 6)(rng);
     const int M = std::uniform_int_distribution<int>(1, 16)(rng);
-    ResolvedScenario setup = testing::split_setup(proto::ZB_AUTO, K, M, 0.01, 0.01, 0.01);
-    std::uniform_real_distribution<double> per_sample(1e-4, 1e-2);
-    for (ModelLayer& layer : setup.model.layers) {
-      layer.fwd.seconds_per_sample = per_sample(rng);
-      layer.bwd.seconds_per_sample = per_sample(rng);
-      layer.bwd_weight->seconds_per_sample =
-          std::uniform_real_distribution<double>(0.05, 0.95)(rng) * layer.bwd.seconds_per_sample;
-    }
-    testing::set_weight_stash_share(setup, std::uniform_real_distribution<double>(0, 1)(rng));
+    const double share = std::uniform_real_distribution<double>(0, 1)(rng);
+    ResolvedScenario setup = testing::random_split_stages(rng, proto::ZB_AUTO, K, M, share);
     setup.training.iterations = 3;
     const double automatic = run_analytic(build_program(setup), setup.cluster).span_s();
     setup.schedule.kind = proto::ZB_H1;
