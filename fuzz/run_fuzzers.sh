@@ -24,7 +24,7 @@ if [ ${#harnesses[@]} -eq 0 ]; then
   harnesses=(scenario_fuzzer set_override_fuzzer pipedream_profile_fuzzer timeline_fuzzer
              chrome_trace_fuzzer freeze_log_fuzzer op_trace_fuzzer launch_config_fuzzer
              kineto_trace_fuzzer hf_config_fuzzer chakra_import_fuzzer op_trace_meta_fuzzer
-             annotation_map_fuzzer)
+             annotation_map_fuzzer sweep_csv_fuzzer)
 fi
 
 # Leaks are findings too (LeakSanitizer runs at the end of each input's process only when
