@@ -1,12 +1,14 @@
 #include "analysis/kineto_trace.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "analysis/compressed_file.h"
 #include "analysis/json_fields.h"
@@ -21,6 +23,66 @@ const std::set<std::string>& program_ops() {
       "RECV_ACT",   "SEND_GRAD", "RECV_GRAD", "ALLREDUCE",  "REDUCE_SCATTER", "ALL_GATHER",
       "ALL_TO_ALL", "OFFLOAD",   "RELOAD"};
   return ops;
+}
+
+// Why a --map pattern could take exponential time to match, or "" when it cannot: a
+// repetition (*, +, {n,m}) of something already repeated (a**, a?+, (a+)*) or of a group with
+// alternatives ((a|aa)*), which backtracking matchers such as std::regex explore in every split;
+// a back-reference or a repetition count of more than four digits (libstdc++ overflows reading
+// long ones); or more than 256 characters.
+std::string pattern_risk(const std::string& pattern) {
+  if (pattern.size() > 256) return "longer than 256 characters";
+  std::vector<bool> group_risky = {false};  // per open group: repeats or alternatives inside
+  bool atom_repeated = false;  // the atom just before (a character, class or group), as repeated
+  bool after_quantifier = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '*' || c == '+' || c == '{') {
+      if (atom_repeated) return "a repetition of something already repeated";
+      if (c == '{') {
+        const size_t close = std::min(pattern.find('}', i), pattern.size() - 1);
+        int digits = 0;  // libstdc++ reads a count into a long without checking its range
+        for (size_t k = i + 1; k < close; ++k) {
+          digits = std::isdigit(static_cast<unsigned char>(pattern[k])) ? digits + 1 : 0;
+          if (digits > 4) return "a repetition count above 9999";
+        }
+        i = close;
+      }
+      atom_repeated = after_quantifier = true;
+      group_risky.back() = true;
+      continue;
+    }
+    if (c == '?') {  // after a quantifier, its lazy mark; else "optional", which repeats nothing
+      if (!after_quantifier) atom_repeated = true;
+      after_quantifier = false;
+      continue;
+    }
+    after_quantifier = false;
+    if (c == '|') group_risky.back() = true;
+    if (c == '(') {
+      group_risky.push_back(false);
+      atom_repeated = false;
+      continue;
+    }
+    if (c == ')' && group_risky.size() > 1) {
+      atom_repeated = group_risky.back();  // repeating it would nest
+      group_risky.pop_back();
+      if (atom_repeated) group_risky.back() = true;
+      continue;
+    }
+    if (c == '\\' && i + 1 < pattern.size() &&
+        std::isdigit(static_cast<unsigned char>(pattern[i + 1]))) {
+      return "a back-reference (\\N), which annotation names do not need";
+    }
+    if (c == '\\') ++i;  // an escaped character is one atom
+    if (c == '[') {      // a class is one atom
+      for (++i; i < pattern.size() && pattern[i] != ']'; ++i) {
+        if (pattern[i] == '\\') ++i;
+      }
+    }
+    atom_repeated = false;
+  }
+  return "";
 }
 
 AnnotationRule rule(const std::string& pattern, const std::string& op) {
@@ -253,6 +315,10 @@ std::vector<AnnotationRule> read_annotation_rules(const std::string& path) {
     };
     const std::string pattern = trim(line.substr(0, equals)), op = trim(line.substr(equals + 1));
     if (!program_ops().count(op)) throw InputError(where + ": '" + op + "' is not a Program op");
+    if (const std::string risk = pattern_risk(pattern); !risk.empty()) {
+      throw InputError(where + ": '" + pattern + "': " + risk +
+                       " (its matching could take exponential time)");
+    }
     try {
       rules.push_back(rule(pattern, op));
     } catch (const std::regex_error& e) {

@@ -214,10 +214,11 @@ TEST(ReplayCli, WithoutAGpuSaysSoAndSuggestsTheTorchBackend) {
   }
 }
 
-// Freezing on measured gradients needs a model: the replay names the freeze block.
+// Freezing on measured gradients needs a model: the replay names the freeze block (a build
+// without the CUDA backend says so first).
 TEST(ReplayCli, FreezingWithoutASourceNamesTheFreezeBlock) {
-#if !defined(PIPETWIN_HAS_TORCH) && !defined(PIPETWIN_HAS_CUDA)
-  GTEST_SKIP() << "run is built with LibTorch or CUDA";
+#if !defined(PIPETWIN_HAS_CUDA)
+  GTEST_SKIP() << "the replay is built with CUDA";
 #endif
   const testing::TempDir dir;
   const std::string path =
