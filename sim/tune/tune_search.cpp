@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 
-#include "sim/scenario/resolve_scenario.h"
 #include "sim/driver/simulate.h"
+#include "sim/scenario/resolve_scenario.h"
 #include "sim/spec/errors.h"
 #include "sim/sweep/fork_pool.h"
 #include "sim/tune/fast_estimate.h"
@@ -104,7 +106,11 @@ Verdict parse_verdict(const std::string& line) {
   return v;
 }
 
-// Each configuration's verdict, computed by `workers` child processes over interleaved shares.
+// Each configuration's verdict, computed by `workers` child processes, each taking every
+// workers-th block of kBlock consecutive configurations: consecutive ones differ only in the
+// memory choices (recomputation, ZeRO stage, offload), and a worker that evaluates them together
+// reuses their zero-bubble orders (sim/schedule/recent_memo.h).
+constexpr size_t kBlock = 16;
 std::vector<Verdict> evaluate_all(const LoadedScenario& loaded,
                                   const std::vector<TuneConfig>& configs, int32_t workers,
                                   const ResourceLimits& limits) {
@@ -116,14 +122,20 @@ std::vector<Verdict> evaluate_all(const LoadedScenario& loaded,
     }
     return verdicts;
   }
+  // The configurations of share `share`, in order.
+  const auto for_each_of = [&](size_t share, const auto& visit) {
+    for (size_t block = share * kBlock; block < configs.size(); block += shares * kBlock) {
+      for (size_t i = block; i < std::min(configs.size(), block + kBlock); ++i) visit(i);
+    }
+  };
   run_in_children(
       shares, static_cast<int>(shares),
       [&](size_t share) {
         std::string out;
-        for (size_t i = share; i < configs.size(); i += shares) {
+        for_each_of(share, [&](size_t i) {
           out += evaluate_line(loaded, configs[i], limits);
           out += '\n';
-        }
+        });
         return out;
       },
       [&](size_t share, ChildExit exit) {
@@ -132,9 +144,9 @@ std::vector<Verdict> evaluate_all(const LoadedScenario& loaded,
         }
         std::istringstream in(exit.output);
         std::string line;
-        for (size_t i = share; i < configs.size() && std::getline(in, line); i += shares) {
-          verdicts[i] = parse_verdict(line);
-        }
+        for_each_of(share, [&](size_t i) {
+          if (std::getline(in, line)) verdicts[i] = parse_verdict(line);
+        });
       });
   return verdicts;
 }
@@ -201,6 +213,54 @@ TunePoint simulate_config(const ResolvedScenario& setup, const TuneConfig& confi
   return point(config, setup, makespan / std::max(1, setup.training.iterations), peak, evaluator);
 }
 
+namespace {
+
+// Each configuration simulated by `evaluator`, `workers` child processes over interleaved
+// shares (one process where there is one worker or one configuration).
+std::vector<TunePoint> simulate_configs(
+    const std::vector<std::pair<TuneConfig, ResolvedScenario>>& configs, Evaluator evaluator,
+    int32_t workers, const ResourceLimits& limits) {
+  std::vector<TunePoint> points(configs.size());
+  const size_t shares = std::max<size_t>(1, std::min<size_t>(workers, configs.size()));
+  if (shares == 1) {
+    for (size_t i = 0; i < configs.size(); ++i) {
+      points[i] = simulate_config(configs[i].second, configs[i].first, evaluator, limits);
+    }
+    return points;
+  }
+  // Each child prints its configurations' times and peaks exactly (%a), one per line.
+  run_in_children(
+      shares, static_cast<int>(shares),
+      [&](size_t share) {
+        std::string out;
+        for (size_t i = share; i < configs.size(); i += shares) {
+          const TunePoint p =
+              simulate_config(configs[i].second, configs[i].first, evaluator, limits);
+          char line[96];
+          std::snprintf(line, sizeof line, "%a %lld\n", p.iteration_time_s,
+                        static_cast<long long>(p.peak_memory_bytes));
+          out += line;
+        }
+        return out;
+      },
+      [&](size_t share, ChildExit exit) {
+        if (!exit.exited_cleanly()) {
+          throw RuntimeFailure("tune: a simulation " + describe_child_exit(exit.wait_status));
+        }
+        std::istringstream in(exit.output);
+        for (size_t i = share; i < configs.size(); i += shares) {
+          std::string seconds;
+          long long peak = 0;
+          if (!(in >> seconds >> peak)) throw RuntimeFailure("tune: a simulation said nothing");
+          points[i] = point(configs[i].first, configs[i].second,
+                            std::strtod(seconds.c_str(), nullptr), peak, evaluator);
+        }
+      });
+  return points;
+}
+
+}  // namespace
+
 TuneResult tune(const LoadedScenario& loaded, const TuneOptions& options) {
   ResolvedScenario base = resolve_scenario(loaded);
   base.training.iterations = 1;
@@ -240,24 +300,29 @@ TuneResult tune(const LoadedScenario& loaded, const TuneOptions& options) {
   });
   // Configurations the fast evaluator cannot tell apart (a choice that changes nothing, such as
   // selective recomputation where attention keeps no scores) are simulated once, the first.
-  for (size_t i = 0;
-       i < within.size() && result.refined.size() < static_cast<size_t>(options.refine); ++i) {
+  std::vector<std::pair<TuneConfig, ResolvedScenario>> chosen;
+  for (size_t i = 0; i < within.size() && chosen.size() < static_cast<size_t>(options.refine);
+       ++i) {
     if (i > 0 && within[i].iteration_time_s == within[i - 1].iteration_time_s &&
         within[i].peak_memory_bytes == within[i - 1].peak_memory_bytes) {
       continue;
     }
     std::string reason;
-    const std::optional<ResolvedScenario> setup = apply_config(loaded, within[i].config, reason);
+    std::optional<ResolvedScenario> setup = apply_config(loaded, within[i].config, reason);
     if (!fits_engine(*setup, Evaluator::kAnalytic, options.limits)) {
       result.skipped[kTooLargeForTheEngine] += 1;
       continue;
     }
-    result.refined.push_back(
-        simulate_config(*setup, within[i].config, Evaluator::kAnalytic, options.limits));
+    chosen.emplace_back(within[i].config, std::move(*setup));
   }
-  // The scenario's own configuration is always among them: the best is never slower.
+  // The scenario's own configuration is always simulated too: the best is never slower.
   const TuneConfig own = config_of(base);
-  result.own = simulate_config(base, own, Evaluator::kAnalytic, options.limits);
+  chosen.emplace_back(own, base);
+  std::vector<TunePoint> simulated =
+      simulate_configs(chosen, Evaluator::kAnalytic, workers, options.limits);
+  result.own = simulated.back();
+  simulated.pop_back();
+  result.refined = std::move(simulated);
   if (std::none_of(result.refined.begin(), result.refined.end(),
                    [&](const TunePoint& p) { return p.config == own; })) {
     result.refined.push_back(result.own);
