@@ -1,11 +1,13 @@
 #include "sim/simgrid/run_in_child.h"
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -34,10 +36,15 @@ std::string run_in_child(const std::function<std::string()>& work) {
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw RuntimeFailure(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::close(fds[0]);
+    // Dies with its parent: a parent killed (a pool's Reaper, a user's ^C) leaves no simulation
+    // running on as an orphan.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) std::_Exit(1);  // it died before the line above
     std::string reply;
     Status status = kOk;
     try {

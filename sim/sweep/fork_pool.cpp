@@ -4,12 +4,15 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <system_error>
@@ -58,6 +61,7 @@ Child spawn(size_t index, const std::function<std::string(size_t)>& job) {
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     const int error = errno;
@@ -67,6 +71,10 @@ Child spawn(size_t index, const std::function<std::string(size_t)>& job) {
   }
   if (pid == 0) {
     close(fds[0]);
+    // Dies with its parent: a parent killed (a pool's Reaper, a user's ^C) leaves no simulation
+    // running on as an orphan.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) std::_Exit(1);  // it died before the line above
     int code = 0;
     try {
       if (!write_all(fds[1], job(index))) code = 71;

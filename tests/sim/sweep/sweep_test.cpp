@@ -3,16 +3,20 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "cli_runner.h"
+#include "sim/simgrid/run_in_child.h"
 #include "sim/spec/errors.h"
 #include "sim/sweep/fork_pool.h"
 #include "sim/sweep/point_result.h"
@@ -221,6 +225,43 @@ TEST(ForkPool, AThrowingCallbackLeavesNoChildBehind) {
   // Every child was reaped: there is nothing left to wait for.
   EXPECT_EQ(waitpid(-1, nullptr, WNOHANG), -1);
   EXPECT_EQ(errno, ECHILD);
+}
+
+// A child killed by the pool takes its own children with it: a simulation it ran in a process
+// of its own (SimGrid's, sim/simgrid/run_in_child.h) is not left running as an orphan.
+TEST(ForkPool, AKilledChildLeavesNoGrandchildRunning) {
+  TempDir dir;
+  const std::string pid_file = (dir.path() / "grandchild").string();
+  EXPECT_THROW(run_in_children(
+                   2, 2,
+                   [&](size_t i) {
+                     if (i == 1) return std::string("done");
+                     return run_in_child([&] {
+                       std::ofstream(pid_file) << ::getpid();
+                       ::sleep(60);  // long past the test; killed with its parent
+                       return std::string();
+                     });
+                   },
+                   [&](size_t i, ChildExit) {
+                     if (i != 1) return;
+                     // The other child's grandchild is running by now: stop the pool.
+                     for (int k = 0; k < 200 && !std::filesystem::exists(pid_file); ++k) {
+                       ::usleep(10000);
+                     }
+                     throw std::runtime_error("stop");
+                   }),
+               std::runtime_error);
+  ASSERT_TRUE(std::filesystem::exists(pid_file));
+  pid_t grandchild = 0;
+  std::ifstream(pid_file) >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  bool gone = false;
+  for (int k = 0; k < 200 && !gone; ++k) {
+    gone = ::kill(grandchild, 0) != 0;
+    if (!gone) ::usleep(10000);
+  }
+  EXPECT_TRUE(gone) << "grandchild " << grandchild << " still runs";
+  if (!gone) ::kill(grandchild, SIGKILL);
 }
 
 // ---- the command ----
