@@ -2,7 +2,7 @@
 // whole default space: every configuration resolved and timed by the fast evaluator (its
 // memory and its time) in two worker processes, the best ten then simulated by the analytic
 // engine. `configurations_per_minute` counts the configurations the fast evaluator timed;
-// docs/tune.md holds it against the target of 10,000 per minute on 2 cores.
+// docs/tune.md holds it against the target of 100,000 per minute on 2 cores.
 #include <benchmark/benchmark.h>
 
 #include "sim/scenario/loaded_scenario.h"
