@@ -1,8 +1,10 @@
 #include "app/tune_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
+#include "sim/driver/resource_limits.h"
 #include "sim/scenario/scenario_writer.h"
 #include "sim/spec/errors.h"
 #include "sim/sweep/fork_pool.h"
@@ -18,17 +20,27 @@ TuneRun run_tune(const LoadedScenario& loaded, const TuneRunOptions& options) {
   // The engine's best that SimGrid can hold (its actors cost more than the analytic engine's
   // state), in order.
   std::vector<TuneConfig> chosen;
+  double largest_bytes = 0;  // the estimate of the largest of their runs
   for (const TunePoint& p : run.result.refined) {
     if (chosen.size() == static_cast<size_t>(options.simgrid)) break;
     std::string reason;
     const std::optional<ResolvedScenario> setup = apply_config(loaded, p.config, reason);
     if (setup && fits_engine(*setup, Evaluator::kSimgrid, options.search.limits)) {
       chosen.push_back(p.config);
+      largest_bytes = std::max(
+          largest_bytes, estimate_program_size(*setup, {Engine::kSimgrid, false}).memory_bytes);
     }
   }
+  // As many at once as the memory limit holds: each fits alone, two of the largest may not.
+  const int at_once =
+      largest_bytes > 0
+          ? std::max(1, std::min(available_cpus(),
+                                 static_cast<int>(options.search.limits.max_memory_bytes /
+                                                  largest_bytes)))
+          : available_cpus();
   run.simgrid.resize(chosen.size());
   run_in_children(
-      chosen.size(), available_cpus(),
+      chosen.size(), at_once,
       [&](size_t i) {
         std::string reason;
         const std::optional<ResolvedScenario> setup = apply_config(loaded, chosen[i], reason);
