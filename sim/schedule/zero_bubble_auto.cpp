@@ -188,10 +188,6 @@ std::vector<ComputeOrder> candidate_orders(int32_t microbatches, const LinearPip
   return orders;
 }
 
-}  // namespace
-
-namespace {
-
 // The pipeline's max-plus timing of `order`: when each stage's last pass ends (`finish`) and
 // each stage's peak stash, calling on_end(stage, end) for every pass in order.
 template <class OnEnd>
@@ -259,21 +255,6 @@ double makespan_of(const std::vector<double>& finish, const LinearPipelineCosts&
   return makespan;
 }
 
-}  // namespace
-
-OrderTiming time_linear_order(const ComputeOrder& order, int32_t microbatches,
-                              const LinearPipelineCosts& costs) {
-  OrderTiming timing;
-  timing.timed = {order, std::vector<std::vector<double>>(costs.stages.size())};
-  std::vector<double> finish;
-  time_order(order, microbatches, costs, finish, timing.peak_stash,
-             [&](int32_t s, double end) { timing.timed.end_s[s].push_back(end); });
-  timing.makespan_s = makespan_of(finish, costs);
-  return timing;
-}
-
-namespace {
-
 // The candidate orders for these inputs, each with when its stages finish and their peak
 // stashes (built and timed once for the last few inputs: they depend on the passes, the
 // transfers and the limit; the updates' times only add to the finish).
@@ -311,35 +292,48 @@ const TimedCandidates& memoized_candidates(int32_t microbatches, const LinearPip
                   });
 }
 
-// Whether the k-th of `count` candidates stands: it fits the limit, or it is the last (1F1B
-// with split backwards, which stands in when nothing before it fits).
-bool stands(size_t k, size_t count, bool any_before, const std::vector<double>& peak_stash,
-            const LinearPipelineCosts& costs, double limit) {
-  return (k + 1 == count && !any_before) || fits(peak_stash, costs, limit);
+// The candidates that stand (those within the limit, or, when none before it is, the last:
+// 1F1B with split backwards), fastest first (the earlier among equals), each order once.
+std::vector<size_t> ranked(const TimedCandidates& c, const LinearPipelineCosts& costs,
+                           double limit_microbatches) {
+  std::vector<size_t> standing;
+  for (size_t k = 0; k < c.orders.size(); ++k) {
+    const bool last_resort = k + 1 == c.orders.size() && standing.empty();
+    if (last_resort || fits(c.peaks[k], costs, limit_microbatches)) standing.push_back(k);
+  }
+  std::vector<double> makespan(c.orders.size());
+  for (size_t k : standing) makespan[k] = makespan_of(c.finish[k], costs);
+  std::stable_sort(standing.begin(), standing.end(),
+                   [&](size_t a, size_t b) { return makespan[a] < makespan[b]; });
+  std::vector<size_t> distinct;
+  for (size_t k : standing) {
+    const bool seen = std::any_of(distinct.begin(), distinct.end(),
+                                  [&](size_t d) { return c.orders[d] == c.orders[k]; });
+    if (!seen) distinct.push_back(k);
+  }
+  return distinct;
 }
 
 }  // namespace
 
+OrderTiming time_linear_order(const ComputeOrder& order, int32_t microbatches,
+                              const LinearPipelineCosts& costs) {
+  OrderTiming timing;
+  timing.timed = {order, std::vector<std::vector<double>>(costs.stages.size())};
+  std::vector<double> finish;
+  time_order(order, microbatches, costs, finish, timing.peak_stash,
+             [&](int32_t s, double end) { timing.timed.end_s[s].push_back(end); });
+  timing.makespan_s = makespan_of(finish, costs);
+  return timing;
+}
+
 std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
                                                   const LinearPipelineCosts& costs,
                                                   double limit_microbatches) {
-  const std::vector<ComputeOrder>& orders =
-      memoized_candidates(microbatches, costs, limit_microbatches).orders;
-  std::vector<OrderTiming> timings;
-  for (size_t k = 0; k < orders.size(); ++k) {
-    OrderTiming timing = time_linear_order(orders[k], microbatches, costs);
-    if (stands(k, orders.size(), !timings.empty(), timing.peak_stash, costs, limit_microbatches)) {
-      timings.push_back(std::move(timing));
-    }
-  }
-  std::stable_sort(timings.begin(), timings.end(), [](const OrderTiming& a, const OrderTiming& b) {
-    return a.makespan_s < b.makespan_s;
-  });
+  const TimedCandidates& c = memoized_candidates(microbatches, costs, limit_microbatches);
   std::vector<TimedComputeOrder> candidates;
-  for (OrderTiming& timing : timings) {
-    const bool seen = std::any_of(candidates.begin(), candidates.end(),
-                                  [&](const auto& c) { return c.order == timing.timed.order; });
-    if (!seen) candidates.push_back(std::move(timing.timed));
+  for (size_t k : ranked(c, costs, limit_microbatches)) {
+    candidates.push_back(time_linear_order(c.orders[k], microbatches, costs).timed);
   }
   return candidates;
 }
@@ -347,19 +341,7 @@ std::vector<TimedComputeOrder> zb_auto_candidates(int32_t microbatches,
 ComputeOrder zb_auto_fastest_order(int32_t microbatches, const LinearPipelineCosts& costs,
                                    double limit_microbatches) {
   const TimedCandidates& c = memoized_candidates(microbatches, costs, limit_microbatches);
-  const size_t count = c.orders.size();
-  double fastest = 0;
-  size_t chosen = count;
-  for (size_t k = 0; k < count; ++k) {
-    const bool any_before = chosen < count;
-    if (!stands(k, count, any_before, c.peaks[k], costs, limit_microbatches)) continue;
-    const double makespan = makespan_of(c.finish[k], costs);
-    if (!any_before || makespan < fastest) {  // the first of the fastest, as the sort keeps it
-      fastest = makespan;
-      chosen = k;
-    }
-  }
-  return c.orders[chosen];
+  return c.orders[ranked(c, costs, limit_microbatches).front()];
 }
 
 }  // namespace pipetwin
