@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <sstream>
 
@@ -106,48 +107,54 @@ Verdict parse_verdict(const std::string& line) {
   return v;
 }
 
-// Each configuration's verdict, computed by `workers` child processes, each taking every
-// workers-th block of kBlock consecutive configurations: consecutive ones differ only in the
-// memory choices (recomputation, ZeRO stage, offload), and a worker that evaluates them together
-// reuses their zero-bubble orders (sim/schedule/recent_memo.h).
-constexpr size_t kBlock = 16;
-std::vector<Verdict> evaluate_all(const LoadedScenario& loaded,
-                                  const std::vector<TuneConfig>& configs, int32_t workers,
-                                  const ResourceLimits& limits) {
-  std::vector<Verdict> verdicts(configs.size());
-  const size_t shares = std::max<size_t>(1, std::min<size_t>(workers, configs.size()));
+// line_of(i) for every i < count, each handed to take(i, line) in this process: computed here
+// when there is one worker, else by `workers` child processes, each taking every workers-th
+// block of `block` consecutive indices (a failed child is a RuntimeFailure naming `what`).
+void lines_in_workers(size_t count, int32_t workers, size_t block,
+                      const std::function<std::string(size_t)>& line_of,
+                      const std::function<void(size_t, const std::string&)>& take,
+                      const std::string& what) {
+  const size_t shares = std::max<size_t>(1, std::min<size_t>(workers, count));
   if (shares == 1) {
-    for (size_t i = 0; i < configs.size(); ++i) {
-      verdicts[i] = parse_verdict(evaluate_line(loaded, configs[i], limits));
-    }
-    return verdicts;
+    for (size_t i = 0; i < count; ++i) take(i, line_of(i));
+    return;
   }
-  // The configurations of share `share`, in order.
   const auto for_each_of = [&](size_t share, const auto& visit) {
-    for (size_t block = share * kBlock; block < configs.size(); block += shares * kBlock) {
-      for (size_t i = block; i < std::min(configs.size(), block + kBlock); ++i) visit(i);
+    for (size_t first = share * block; first < count; first += shares * block) {
+      for (size_t i = first; i < std::min(count, first + block); ++i) visit(i);
     }
   };
   run_in_children(
       shares, static_cast<int>(shares),
       [&](size_t share) {
         std::string out;
-        for_each_of(share, [&](size_t i) {
-          out += evaluate_line(loaded, configs[i], limits);
-          out += '\n';
-        });
+        for_each_of(share, [&](size_t i) { out += line_of(i) + '\n'; });
         return out;
       },
       [&](size_t share, ChildExit exit) {
         if (!exit.exited_cleanly()) {
-          throw RuntimeFailure("tune: a worker " + describe_child_exit(exit.wait_status));
+          throw RuntimeFailure("tune: " + what + " " + describe_child_exit(exit.wait_status));
         }
         std::istringstream in(exit.output);
         std::string line;
         for_each_of(share, [&](size_t i) {
-          if (std::getline(in, line)) verdicts[i] = parse_verdict(line);
+          if (std::getline(in, line)) take(i, line);
         });
       });
+}
+
+// Each configuration's verdict, in blocks of 16 consecutive configurations per worker:
+// consecutive ones differ only in the memory choices (recomputation, ZeRO stage, offload), and
+// a worker that evaluates them together reuses their zero-bubble orders
+// (sim/schedule/recent_memo.h).
+std::vector<Verdict> evaluate_all(const LoadedScenario& loaded,
+                                  const std::vector<TuneConfig>& configs, int32_t workers,
+                                  const ResourceLimits& limits) {
+  std::vector<Verdict> verdicts(configs.size());
+  lines_in_workers(
+      configs.size(), workers, 16,
+      [&](size_t i) { return evaluate_line(loaded, configs[i], limits); },
+      [&](size_t i, const std::string& line) { verdicts[i] = parse_verdict(line); }, "a worker");
   return verdicts;
 }
 
@@ -215,47 +222,30 @@ TunePoint simulate_config(const ResolvedScenario& setup, const TuneConfig& confi
 
 namespace {
 
-// Each configuration simulated by `evaluator`, `workers` child processes over interleaved
-// shares (one process where there is one worker or one configuration).
+// Each configuration simulated by `evaluator`, in `workers` child processes, which print
+// each time and peak exactly (%a).
 std::vector<TunePoint> simulate_configs(
     const std::vector<std::pair<TuneConfig, ResolvedScenario>>& configs, Evaluator evaluator,
     int32_t workers, const ResourceLimits& limits) {
   std::vector<TunePoint> points(configs.size());
-  const size_t shares = std::max<size_t>(1, std::min<size_t>(workers, configs.size()));
-  if (shares == 1) {
-    for (size_t i = 0; i < configs.size(); ++i) {
-      points[i] = simulate_config(configs[i].second, configs[i].first, evaluator, limits);
-    }
-    return points;
-  }
-  // Each child prints its configurations' times and peaks exactly (%a), one per line.
-  run_in_children(
-      shares, static_cast<int>(shares),
-      [&](size_t share) {
-        std::string out;
-        for (size_t i = share; i < configs.size(); i += shares) {
-          const TunePoint p =
-              simulate_config(configs[i].second, configs[i].first, evaluator, limits);
-          char line[96];
-          std::snprintf(line, sizeof line, "%a %lld\n", p.iteration_time_s,
-                        static_cast<long long>(p.peak_memory_bytes));
-          out += line;
-        }
-        return out;
+  lines_in_workers(
+      configs.size(), workers, 1,
+      [&](size_t i) {
+        const TunePoint p = simulate_config(configs[i].second, configs[i].first, evaluator, limits);
+        char line[96];
+        std::snprintf(line, sizeof line, "%a %lld", p.iteration_time_s,
+                      static_cast<long long>(p.peak_memory_bytes));
+        return std::string(line);
       },
-      [&](size_t share, ChildExit exit) {
-        if (!exit.exited_cleanly()) {
-          throw RuntimeFailure("tune: a simulation " + describe_child_exit(exit.wait_status));
-        }
-        std::istringstream in(exit.output);
-        for (size_t i = share; i < configs.size(); i += shares) {
-          std::string seconds;
-          long long peak = 0;
-          if (!(in >> seconds >> peak)) throw RuntimeFailure("tune: a simulation said nothing");
-          points[i] = point(configs[i].first, configs[i].second,
-                            std::strtod(seconds.c_str(), nullptr), peak, evaluator);
-        }
-      });
+      [&](size_t i, const std::string& line) {
+        std::istringstream in(line);
+        std::string seconds;
+        long long peak = 0;
+        if (!(in >> seconds >> peak)) throw RuntimeFailure("tune: a simulation said nothing");
+        points[i] = point(configs[i].first, configs[i].second,
+                          std::strtod(seconds.c_str(), nullptr), peak, evaluator);
+      },
+      "a simulation");
   return points;
 }
 
