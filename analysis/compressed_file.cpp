@@ -45,4 +45,14 @@ std::string read_maybe_gzipped(const std::string& path) {
   return text;
 }
 
+char first_text_character(const std::string& path) {
+  gzFile file = gzopen(path.c_str(), "rb");  // reads a plain file as it is
+  if (file == nullptr) return 0;
+  int c = 0;
+  while ((c = gzgetc(file)) != -1 && (c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
+  }
+  gzclose(file);
+  return c == -1 ? 0 : static_cast<char>(c);
+}
+
 }  // namespace pipetwin

@@ -9,4 +9,8 @@ namespace pipetwin {
 // inflated. Throws InputError naming the file.
 std::string read_maybe_gzipped(const std::string& path);
 
+// The file's first character that is not white space, inflated when it is gzip; 0 if there is
+// none (or the file cannot be read). Reads only as far as that character.
+char first_text_character(const std::string& path);
+
 }  // namespace pipetwin

@@ -14,13 +14,6 @@
 namespace pipetwin {
 namespace {
 
-// The first character of the (inflated) file that is not white space; 0 if none.
-char first_character(const std::string& path) {
-  const std::string text = read_maybe_gzipped(path);
-  const size_t at = text.find_first_not_of(" \t\r\n");
-  return at == std::string::npos ? 0 : text[at];
-}
-
 // `meta-X.yaml` beside `timeline-X.json[.gz]`; empty when there is none.
 std::string meta_beside(const std::string& path) {
   const std::filesystem::path p(path);
@@ -48,7 +41,7 @@ Timeline read_any_timeline(const std::string& path) {
     proto_error = e.what();
   }
   if (!std::filesystem::is_regular_file(path)) throw InputError(proto_error);
-  const char first = first_character(path);
+  const char first = first_text_character(path);
   const std::string meta = meta_beside(path);
   if (first == '[' || (first == '{' && !meta.empty())) {
     if (meta.empty()) {
