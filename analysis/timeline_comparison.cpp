@@ -35,7 +35,7 @@ KeyIndex index_spans(const Timeline& t) {
   return index;
 }
 
-double first_start(const Timeline& t) {
+double first_span_start(const Timeline& t) {
   double first = std::numeric_limits<double>::infinity();
   for (const Span& s : t.spans) first = std::min(first, s.start_s);
   return t.spans.empty() ? 0 : first;
@@ -202,8 +202,8 @@ TimelineComparison compare_timelines(const Timeline& a, const Timeline& b) {
     c.first_unmatched_b.push_back(unmatched_of(b, alone_b[i]));
   }
 
-  const double origin_a = first_start(a);
-  const double origin_b = first_start(b);
+  const double origin_a = first_span_start(a);
+  const double origin_b = first_span_start(b);
   std::vector<SpanDifference> diffs;
   diffs.reserve(pairs.size());
   std::map<int32_t, std::string> names;

@@ -36,7 +36,7 @@ nlohmann::json sizes_json(const std::vector<int32_t>& sizes) {
   return list;
 }
 
-nlohmann::json plan_json(const UnequalPlan& plan) {
+nlohmann::json unequal_plan_json(const UnequalPlan& plan) {
   nlohmann::json stages = nlohmann::json::array();
   for (size_t s = 0; s < plan.stages.size(); ++s) {
     stages.push_back({{"stage", s},
@@ -67,8 +67,8 @@ nlohmann::json result_json(const ResolvedScenario& setup, const UmpipeSearchResu
           {"baselines", baselines},
           {"gains", gains},
           {"global_dp_microbatches", b.global_dp.microbatches},
-          {"plan", plan_json(result.best)},
-          {"local_greedy_plan", plan_json(b.local_greedy_plan)},
+          {"plan", unequal_plan_json(result.best)},
+          {"local_greedy_plan", unequal_plan_json(b.local_greedy_plan)},
           {"population", args.population},
           {"generations", args.generations},
           {"seed", args.seed},
@@ -87,7 +87,7 @@ nlohmann::json full_model_json(const FullModelChoice& choice) {
           {"min_gain", choice.min_gain},
           {"iteration_s", choice.seconds},
           {"candidates_s", candidates},
-          {"plan", plan_json(choice.plan)}};
+          {"plan", unequal_plan_json(choice.plan)}};
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ struct GoodputArgs {
   ResourceOptions resources;
 };
 
-void run(const GoodputArgs& args) {
+void run_goodput(const GoodputArgs& args) {
   if (!args.report_path.empty()) check_report_path(args.report_path);
   GoodputRequest request;
   request.scenario = args.scenario;
@@ -92,7 +92,7 @@ void add_goodput_command(CLI::App& app) {
                   "write a self-contained HTML report: ETTR by interval and by cluster size, "
                   "days by GPUs");
   cmd->add_flag("--json", args->json, "print a JSON object instead of the table");
-  cmd->callback([args] { run(*args); });
+  cmd->callback([args] { run_goodput(*args); });
 }
 
 }  // namespace pipetwin

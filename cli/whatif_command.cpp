@@ -15,7 +15,7 @@
 namespace pipetwin {
 namespace {
 
-void write_report(const WhatIfResult& r, const std::string& path) {
+void write_whatif_report(const WhatIfResult& r, const std::string& path) {
   HtmlPage page("pipetwin whatif: " + (r.name.empty() ? std::string("trace") : r.name),
                 std::to_string(r.steps.size()) + " measured steps");
   WhatIfReport report;
@@ -51,7 +51,7 @@ void add_whatif_command(CLI::App& app) {
   cmd->callback([args] {
     if (!args->report.empty()) check_report_path(args->report);
     const WhatIfResult result = what_if(read_megatron_op_trace(args->trace, args->meta));
-    if (!args->report.empty()) write_report(result, args->report);
+    if (!args->report.empty()) write_whatif_report(result, args->report);
     if (args->json) {
       std::cout << whatif_json(result).dump(2) << "\n";
     } else {

@@ -21,10 +21,11 @@ jobs=${3:-1}
 shift $(($# < 3 ? $# : 3))
 harnesses=("$@")
 if [ ${#harnesses[@]} -eq 0 ]; then
-  harnesses=(scenario_fuzzer set_override_fuzzer pipedream_profile_fuzzer timeline_fuzzer
-             chrome_trace_fuzzer freeze_log_fuzzer op_trace_fuzzer launch_config_fuzzer
-             kineto_trace_fuzzer hf_config_fuzzer chakra_import_fuzzer op_trace_meta_fuzzer
-             annotation_map_fuzzer sweep_csv_fuzzer)
+  # Slowest first (inputs per second under CI's budget), so that JOBS at a time end together.
+  harnesses=(launch_config_fuzzer scenario_fuzzer set_override_fuzzer op_trace_fuzzer
+             pipedream_profile_fuzzer chrome_trace_fuzzer kineto_trace_fuzzer freeze_log_fuzzer
+             timeline_fuzzer op_trace_meta_fuzzer annotation_map_fuzzer hf_config_fuzzer
+             chakra_import_fuzzer sweep_csv_fuzzer)
 fi
 
 # Leaks are findings too (LeakSanitizer runs at the end of each input's process only when

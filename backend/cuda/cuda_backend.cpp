@@ -9,7 +9,8 @@
 namespace pipetwin {
 namespace {
 
-MeasuredLink measured(const LinkFit& fit, const std::vector<std::pair<double, double>>& samples) {
+MeasuredLink measured_link(const LinkFit& fit,
+                           const std::vector<std::pair<double, double>>& samples) {
   return {fit, samples};
 }
 
@@ -50,10 +51,10 @@ class CudaBackend final : public RealBackend {
     Calibration calibration;
     calibration.device_name = cuda.device_name;
     calibration.device_count = cuda.device_count;
-    calibration.host_to_device = measured(cuda.h2d, cuda.h2d_samples);
-    calibration.device_to_host = measured(cuda.d2h, cuda.d2h_samples);
+    calibration.host_to_device = measured_link(cuda.h2d, cuda.h2d_samples);
+    calibration.device_to_host = measured_link(cuda.d2h, cuda.d2h_samples);
     if (cuda.nccl_p2p_measured) {
-      calibration.intra_node = measured(cuda.nccl_p2p, cuda.nccl_p2p_samples);
+      calibration.intra_node = measured_link(cuda.nccl_p2p, cuda.nccl_p2p_samples);
     } else {
       calibration.intra_node_note = cuda.nccl_p2p_note;
     }

@@ -99,7 +99,7 @@ ResolvedScenario phase_setup(const ResolvedScenario& base, const PhasePlan& plan
 
 namespace {
 
-double makespan(const SimulationResult& r) {
+double run_makespan(const SimulationResult& r) {
   return *std::max_element(r.times.end_s.begin(), r.times.end_s.end());
 }
 
@@ -109,7 +109,7 @@ double simulated_iteration(const ResolvedScenario& setup, const SimulationOption
   relaxed.allow_oom = true;
   const SimulationResult r = simulate_setup(setup, relaxed);
   if (fits) *fits = r.out_of_memory.empty();
-  return makespan(r);
+  return run_makespan(r);
 }
 
 // Layers per stage of the scenario as written (its partition, or balanced without freezing).
@@ -326,7 +326,7 @@ TrainingRun simulate_training(const ResolvedScenario& setup, const SimulationOpt
     phase.iterations =
         (e + 1 < events.size() ? events[e + 1].iteration : iterations) - phase.first_iteration;
     SimulationResult result = simulate_setup(phase_setup(setup, phase.plan), options);
-    phase.iteration_time_s = makespan(result);
+    phase.iteration_time_s = run_makespan(result);
     // A new cache serves only if reading it beats running the prefix it replaces: small
     // images' early layers compute faster than their outputs cross PCIe.
     const int32_t cached_before = previous ? previous->cached_layers : 0;
@@ -334,10 +334,10 @@ TrainingRun simulate_training(const ResolvedScenario& setup, const SimulationOpt
       const PhasePlan without =
           plan_phase(setup, events[e].frozen, options, previous, cached_before);
       SimulationResult computed = simulate_setup(phase_setup(setup, without), options);
-      if (makespan(computed) <= phase.iteration_time_s) {
+      if (run_makespan(computed) <= phase.iteration_time_s) {
         for (CacheEvent& c : run.caches) c.used &= c.iteration != phase.first_iteration;
         phase.plan = without;
-        phase.iteration_time_s = makespan(computed);
+        phase.iteration_time_s = run_makespan(computed);
         result = std::move(computed);
       }
     }

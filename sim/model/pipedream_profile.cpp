@@ -40,7 +40,7 @@ struct Edge {
   int line = 0;
 };
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_field(std::string_view s) {
   const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
@@ -69,7 +69,7 @@ class Parser {
 
   // A finite, non-negative decimal number; anything else names the key at fault.
   double number(std::string_view text, std::string_view key, int line) const {
-    const std::string s(trim(text));
+    const std::string s(trim_field(text));
     char* end = nullptr;
     errno = 0;
     const double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
@@ -86,7 +86,7 @@ class Parser {
   // Multi-output layers (LSTMs in GNMT) list one size per output: "[a; b; c]". All of
   // them leave the layer, so the bytes add up.
   double sizes(std::string_view text, std::string_view key, int line) const {
-    text = trim(text);
+    text = trim_field(text);
     if (text.empty() || text.front() != '[') return number(text, key, line);
     if (text.back() != ']') fail(line, std::string(key) + ": unterminated list");
     double total = 0;
@@ -109,19 +109,20 @@ class Parser {
     }
     Node n;
     n.line = line;
-    n.id = std::string(trim(text.substr(0, first)));
-    n.description = std::string(trim(text.substr(first + kSep.size(), last - first - kSep.size())));
+    n.id = std::string(trim_field(text.substr(0, first)));
+    n.description =
+        std::string(trim_field(text.substr(first + kSep.size(), last - first - kSep.size())));
     if (n.id.empty() || n.id.find_first_of(" \t") != std::string::npos) {
       fail(line, "malformed node id '" + n.id + "'");
     }
     std::map<std::string, double> metrics;
     for (std::string_view item : split(text.substr(last + kSep.size()), ",")) {
-      item = trim(item);
+      item = trim_field(item);
       const size_t eq = item.find('=');
       if (eq == std::string_view::npos) {
         fail(line, "malformed metric '" + std::string(item) + "', expected key=value");
       }
-      const std::string key(trim(item.substr(0, eq)));
+      const std::string key(trim_field(item.substr(0, eq)));
       metrics[key] = sizes(item.substr(eq + 1), key, line);
     }
     const auto get = [&](const char* key) {
@@ -207,17 +208,18 @@ ModelSpec model_from_pipedream(const std::string& text, int profile_batch, bool 
   int line_no = 0;
   for (std::string_view line : split(text, "\n")) {
     ++line_no;
-    const std::string_view body = trim(line);
+    const std::string_view body = trim_field(line);
     if (body.empty()) continue;
     const std::vector<std::string_view> parts = split(body, kSep);
     // Edges are the tab-indented "nodeA -- nodeB" lines; a two-part line without any
     // metric is an edge wherever it is indented.
     const bool indented = line.front() == '\t' || line.front() == ' ';
     if (indented || (parts.size() == 2 && body.find('=') == std::string_view::npos)) {
-      if (parts.size() != 2 || trim(parts[0]).empty() || trim(parts[1]).empty()) {
+      if (parts.size() != 2 || trim_field(parts[0]).empty() || trim_field(parts[1]).empty()) {
         parser.fail(line_no, "malformed edge line, expected 'nodeA -- nodeB'");
       }
-      edges.push_back({std::string(trim(parts[0])), std::string(trim(parts[1])), line_no});
+      edges.push_back(
+          {std::string(trim_field(parts[0])), std::string(trim_field(parts[1])), line_no});
       continue;
     }
     Node node = parser.node(body, line_no);

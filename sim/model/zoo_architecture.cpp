@@ -25,7 +25,7 @@ std::vector<int> resnet_blocks(int depth) {
 
 namespace {
 
-ZooArchitecture gpt(const proto::Zoo& zoo) {
+ZooArchitecture gpt_architecture(const proto::Zoo& zoo) {
   ZooArchitecture a;
   const int64_t h = zoo.hidden(), s = zoo.seq_len();
   a.input_vocab = a.classes = zoo.vocab();
@@ -66,7 +66,7 @@ ZooArchitecture transformer(const proto::Zoo& zoo) {
   return a;
 }
 
-ZooArchitecture vgg16(const proto::Zoo& zoo) {
+ZooArchitecture vgg16_architecture(const proto::Zoo& zoo) {
   ZooArchitecture a;
   a.classes = zoo.num_classes();
   int64_t channels = 3, size = zoo.image_size();
@@ -91,7 +91,7 @@ ZooArchitecture vgg16(const proto::Zoo& zoo) {
   return a;
 }
 
-ZooArchitecture mlp(const proto::Zoo& zoo) {
+ZooArchitecture mlp_architecture(const proto::Zoo& zoo) {
   ZooArchitecture a;
   const int n = zoo.layers();
   auto width = [&](int boundary) -> int64_t {
@@ -106,7 +106,7 @@ ZooArchitecture mlp(const proto::Zoo& zoo) {
 
 // ResNet with BasicBlocks (He et al. 2016): a stem, four stages of 64, 128, 256, 512
 // channels (times width_scale) whose first block (stages 2-4) halves the size, a head.
-ZooArchitecture resnet(const proto::Zoo& zoo) {
+ZooArchitecture resnet_architecture(const proto::Zoo& zoo) {
   ZooArchitecture a;
   a.classes = zoo.num_classes();
   const bool cifar = zoo.image_size() <= kResnetCifarMaxImage;
@@ -134,10 +134,10 @@ ZooArchitecture resnet(const proto::Zoo& zoo) {
 }  // namespace
 
 ZooArchitecture zoo_architecture(const proto::Zoo& zoo) {
-  if (zoo.name() == "gpt") return gpt(zoo);
-  if (zoo.name() == "vgg16") return vgg16(zoo);
-  if (zoo.name() == "resnet") return resnet(zoo);
-  if (zoo.name() == "mlp") return mlp(zoo);
+  if (zoo.name() == "gpt") return gpt_architecture(zoo);
+  if (zoo.name() == "vgg16") return vgg16_architecture(zoo);
+  if (zoo.name() == "resnet") return resnet_architecture(zoo);
+  if (zoo.name() == "mlp") return mlp_architecture(zoo);
   if (zoo.name() == "transformer") return transformer(zoo);
   throw std::invalid_argument("no architecture for the zoo model '" + zoo.name() + "'");
 }

@@ -14,9 +14,6 @@
 namespace pipetwin {
 namespace {
 
-constexpr double kHalf = kZooHalf;
-constexpr double kFp32 = kZooFp32;
-
 // Widths per token of the attention's tensors.
 struct AttentionWidths {
   double q = 0, k = 0, v = 0, out = 0;  // all heads together
@@ -61,11 +58,11 @@ MlpCosts mlp_costs(const TransformerShape& t, double f) {
   const double h = static_cast<double>(t.hidden);
   MlpCosts c;
   c.flops = 2 * static_cast<double>(t.mlp_parameters(static_cast<int64_t>(f)));
-  c.stash = kHalf * (t.swiglu ? 3 : 2) * f;
-  c.memory = kHalf * (t.swiglu ? 3 : 2) * f;
+  c.stash = kZooHalf * (t.swiglu ? 3 : 2) * f;
+  c.memory = kZooHalf * (t.swiglu ? 3 : 2) * f;
   // W needs each GEMM's input and output gradient: the up (and gate) GEMMs' input (h) and
   // gradients (f each), the down GEMM's input (f) and gradient (h).
-  c.weight_gradient_stash = kHalf * (2 * h + (t.swiglu ? 3 : 2) * f);
+  c.weight_gradient_stash = kZooHalf * (2 * h + (t.swiglu ? 3 : 2) * f);
   return c;
 }
 
@@ -126,11 +123,11 @@ ModelLayer block_layer(const TransformerShape& t, int64_t index) {
   double weight_flops = 2 * a.matmul_weights;
   // Kept for the backward: both norms' inputs and outputs (8h), q, k, v and the attention
   // output, flash attention's log-sum-exp (fp32 per head), MLA's latents.
-  double stash = kHalf * (4 * h + a.q + a.k + a.v + a.out + a.latent) + kFp32 * heads;
-  double weight_stash = kHalf * (2 * h + a.q + a.k + a.v + a.out + h);
+  double stash = kZooHalf * (4 * h + a.q + a.k + a.v + a.out + a.latent) + kZooFp32 * heads;
+  double weight_stash = kZooHalf * (2 * h + a.q + a.k + a.v + a.out + h);
   // Memory-bound kernels: two norms (read and write h each), two residual adds (read 2h,
   // write h), RoPE on q and k (read and write).
-  double memory = kHalf * (4 * h + 6 * h + 2 * a.rotary);
+  double memory = kZooHalf * (4 * h + 6 * h + 2 * a.rotary);
 
   ModelLayer l;
   std::vector<LayerGemm> gemms = attention_gemms(t, a);
@@ -145,13 +142,13 @@ ModelLayer block_layer(const TransformerShape& t, int64_t index) {
     weight_flops += router + (k + shared) * expert.flops;
     // The router's fp32 logits; every routed copy of a token (its input and output) with
     // its expert's activations; the shared experts' activations.
-    stash += kFp32 * experts + k * (kHalf * 2 * h + expert.stash) + shared * expert.stash;
+    stash += kZooFp32 * experts + k * (kZooHalf * 2 * h + expert.stash) + shared * expert.stash;
     weight_stash += k * expert.weight_gradient_stash + shared * expert.weight_gradient_stash;
     // Permuting tokens to their experts and back (read and write each copy), and the
     // experts' elementwise kernels.
-    memory += kHalf * 4 * h * k + (k + shared) * expert.memory;
-    l = zoo_layer(name, s * flops, s * h * kHalf, s * stash,
-                  t.block_parameters(index) * static_cast<int64_t>(kFp32));
+    memory += kZooHalf * 4 * h * k + (k + shared) * expert.memory;
+    l = zoo_layer(name, s * flops, s * h * kZooHalf, s * stash,
+                  t.block_parameters(index) * static_cast<int64_t>(kZooFp32));
     add_gemm(gemms, s, experts, h, Split::kNone);  // the router
     gemms.back().keeps_bf16 = true;
     add_mlp_gemms(gemms, t, s * k / experts, static_cast<double>(moe.expert_ffn), Part::kExpert,
@@ -161,8 +158,8 @@ ModelLayer block_layer(const TransformerShape& t, int64_t index) {
     l.moe.top_k = static_cast<int32_t>(moe.top_k);
     l.moe.expert_flops_per_sample = s * expert.flops;
     l.moe.expert_parameter_bytes =
-        moe.experts * t.mlp_parameters(moe.expert_ffn) * static_cast<int64_t>(kFp32);
-    l.moe.dispatch_bytes_per_sample = s * k * h * kHalf;
+        moe.experts * t.mlp_parameters(moe.expert_ffn) * static_cast<int64_t>(kZooFp32);
+    l.moe.dispatch_bytes_per_sample = s * k * h * kZooHalf;
     l.moe.router_imbalance = moe.router_imbalance;
     l.moe.tokens_per_expert = moe.tokens_per_expert;
     l.moe.capacity_factor = moe.capacity_factor;
@@ -174,8 +171,8 @@ ModelLayer block_layer(const TransformerShape& t, int64_t index) {
     stash += mlp.stash;
     weight_stash += mlp.weight_gradient_stash;
     memory += mlp.memory;
-    l = zoo_layer(name, s * flops, s * h * kHalf, s * stash,
-                  t.block_parameters(index) * static_cast<int64_t>(kFp32));
+    l = zoo_layer(name, s * flops, s * h * kZooHalf, s * stash,
+                  t.block_parameters(index) * static_cast<int64_t>(kZooFp32));
     add_mlp_gemms(gemms, t, s, static_cast<double>(t.ffn));
   }
   l.gemms = std::move(gemms);
@@ -184,19 +181,19 @@ ModelLayer block_layer(const TransformerShape& t, int64_t index) {
   // inputs and outputs stay whole on every GPU unless sequence parallelism splits them.
   l.tp_fwd_collectives = l.tp_bwd_collectives = 2;
   l.tp_bwd_grad_collectives = 2;  // the QKV (or MLA up-) projection's and the MLP's inputs
-  l.tp_allreduce_bytes_per_sample = s * h * kHalf;
-  l.tp_undivided_stash_bytes_per_sample = s * kHalf * 4 * h;
+  l.tp_allreduce_bytes_per_sample = s * h * kZooHalf;
+  l.tp_undivided_stash_bytes_per_sample = s * kZooHalf * 4 * h;
   l.bwd_weight->flops_per_sample = s * weight_flops;
   l.bwd_weight_stash_bytes_per_sample = s * weight_stash;
   // Full recomputation keeps the block's input. Flash attention keeps no scores, so
   // selective recomputation has nothing to drop.
-  l.checkpoint_bytes_per_sample = s * h * kHalf;
+  l.checkpoint_bytes_per_sample = s * h * kZooHalf;
   l.fwd_memory_bytes_per_sample = s * memory;
-  l.tp_undivided_memory_bytes_per_sample = s * kHalf * 10 * h;
+  l.tp_undivided_memory_bytes_per_sample = s * kZooHalf * 10 * h;
   // Context parallelism: the keys and values of the whole sequence, what Ulysses' all-to-alls
   // move (queries, keys, values, then the output), and the attention core.
-  l.cp_kv_bytes_per_sample = s * (a.k + a.v) * kHalf;
-  l.cp_qkvo_bytes_per_sample = s * (a.q + a.k + a.v + a.out) * kHalf;
+  l.cp_kv_bytes_per_sample = s * (a.k + a.v) * kZooHalf;
+  l.cp_qkvo_bytes_per_sample = s * (a.q + a.k + a.v + a.out) * kZooHalf;
   l.cp_attention_flops_per_sample = s * attention_core_flops;
   return l;
 }
@@ -208,26 +205,26 @@ std::vector<ModelLayer> transformer_layers(const TransformerShape& t) {
   const double v = static_cast<double>(t.vocab);
   std::vector<ModelLayer> layers;
   // The token embedding: a lookup; its backward needs only the token ids (int64).
-  layers.push_back(zoo_layer("embedding", 0, s * h * kHalf, s * 8,
-                             t.vocab * t.hidden * static_cast<int64_t>(kFp32)));
+  layers.push_back(zoo_layer("embedding", 0, s * h * kZooHalf, s * 8,
+                             t.vocab * t.hidden * static_cast<int64_t>(kZooFp32)));
   layers.back().tp_fwd_collectives = 1;
-  layers.back().tp_allreduce_bytes_per_sample = s * h * kHalf;
+  layers.back().tp_allreduce_bytes_per_sample = s * h * kZooHalf;
   layers.back().tp_undivided_stash_bytes_per_sample = s * 8;
   for (int64_t b = 0; b < t.layers; ++b) layers.push_back(block_layer(t, b));
   // Final norm and logits. Tied embeddings share the embedding's matrix: counted once, as the
   // published parameter totals count it (a pipeline's last stage then holds no copy here).
   const int64_t head_parameters =
       (t.tied_embeddings ? 0 : t.vocab * t.hidden) + t.norm_parameters();
-  layers.push_back(zoo_layer("lm_head", 2 * s * h * v, s * v * kHalf,
-                             s * v * kFp32 + 2 * s * h * kHalf,
-                             head_parameters * static_cast<int64_t>(kFp32)));
+  layers.push_back(zoo_layer("lm_head", 2 * s * h * v, s * v * kZooHalf,
+                             s * v * kZooFp32 + 2 * s * h * kZooHalf,
+                             head_parameters * static_cast<int64_t>(kZooFp32)));
   ModelLayer& head = layers.back();
   head.bwd_weight->flops_per_sample = 2 * s * h * v;  // tied or not, the GEMM's weight gradient
   add_gemm(head.gemms, s, v, h, Split::kN);           // vocabulary-parallel logits
   head.gemms.back().keeps_bf16 = true;
   head.tp_bwd_collectives = head.tp_bwd_grad_collectives = 1;
-  head.tp_allreduce_bytes_per_sample = s * h * kHalf;
-  head.bwd_weight_stash_bytes_per_sample = s * h * kHalf + s * v * kHalf;
+  head.tp_allreduce_bytes_per_sample = s * h * kZooHalf;
+  head.bwd_weight_stash_bytes_per_sample = s * h * kZooHalf + s * v * kZooHalf;
   head.fwd_memory_bytes_per_sample = 4 * s * h + 8 * s * v;
   head.tp_undivided_memory_bytes_per_sample = 4 * s * h;
   return layers;

@@ -12,7 +12,7 @@
 namespace pipetwin {
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::vector<int> listed(const ScenarioChecker& check, const std::string& text, int count,
                         const std::string& path) {
@@ -75,7 +75,7 @@ void apply_node_groups(const ScenarioChecker& check, const proto::Scenario& scen
       for (DeviceSpec& device : cluster.devices) {
         if (device.node != node) continue;
         device.peak_flops = gpu.peak_tflops() * 1e12;
-        device.memory_bytes = gpu.memory_gib() * kGiB;
+        device.memory_bytes = gpu.memory_gib() * kBytesPerGiB;
       }
     }
   }

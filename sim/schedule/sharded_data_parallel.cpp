@@ -16,7 +16,7 @@ namespace {
 // What a new collective does, in the order they take a lane at one compute position: the
 // next pass's first layer is gathered before this pass's gradients are scattered (FSDP
 // prefetches it first), and the rest of the next pass's layers after them.
-enum class Step : int32_t {
+enum class ShardingStep : int32_t {
   kKept,           // a collective the Program had (an all-to-all)
   kGatherFirst,    // stage 3: a pass's first layer
   kScatterPass,    // stages 2, 3: one backward's gradients
@@ -28,7 +28,7 @@ inline constexpr int32_t kSteps = 6;
 
 struct Entry {
   int32_t position = 0;  // the compute position after which it is issued
-  Step step = Step::kKept;
+  ShardingStep step = ShardingStep::kKept;
   int32_t source = 0;   // the kept collective, or the compute op it belongs to
   int32_t reduce = -1;  // the all-reduce it stands for (-1: kept)
   bool operator<(const Entry& o) const {
@@ -41,7 +41,7 @@ bool needs_weights(Op op) { return op == Op::kFwd || computes_input_gradient(op)
 
 // Hybrid sharding's all-reduce of a reduce-scatter's shard across the shard groups: keyed
 // apart from the steps.
-int32_t replicate_key(Step step) { return kSteps + static_cast<int32_t>(step); }
+int32_t replicate_key(ShardingStep step) { return kSteps + static_cast<int32_t>(step); }
 
 // Stage 3: the passes that gather their layers, by how long gathered weights stay whole.
 std::vector<char> gathering_passes(const Program& program, Sharding::Reshard reshard) {
@@ -121,7 +121,7 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
   };
 
   // ZeRO-3: what a pass gathers first (its first layer), and then the rest.
-  const auto gather_bytes = [&](int32_t a, const Instruction& pass, Step step) -> int64_t {
+  const auto gather_bytes = [&](int32_t a, const Instruction& pass, ShardingStep step) -> int64_t {
     const StageCost& cost = layout.costs[pass.stage];
     const int64_t first =
         pass.op == Op::kFwd ? cost.first_layer_weight_bytes : cost.last_layer_weight_bytes;
@@ -129,7 +129,7 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
     const int64_t head = cost.weight_bytes > 0
                              ? std::llround(static_cast<double>(bytes) * first / cost.weight_bytes)
                              : bytes;
-    return step == Step::kGatherFirst ? head : bytes - head;
+    return step == ShardingStep::kGatherFirst ? head : bytes - head;
   };
   // Each device's collective lane, rebuilt.
   std::vector<std::vector<Entry>> lanes(program.num_devices);
@@ -137,11 +137,12 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
     const Instruction& ins = program.instructions[i];
     if (is_collective(ins.op)) {
       if (!is_reduce(i)) {
-        lanes[ins.device].push_back({trigger[i], Step::kKept, i, -1});
+        lanes[ins.device].push_back({trigger[i], ShardingStep::kKept, i, -1});
       } else {
-        if (scatter_once) lanes[ins.device].push_back({trigger[i], Step::kScatterUpdate, i, i});
+        if (scatter_once)
+          lanes[ins.device].push_back({trigger[i], ShardingStep::kScatterUpdate, i, i});
         if (zero_stage <= 2) {
-          lanes[ins.device].push_back({position[optim_of[i]], Step::kGatherUpdated, i, i});
+          lanes[ins.device].push_back({position[optim_of[i]], ShardingStep::kGatherUpdated, i, i});
         }
       }
       continue;
@@ -150,12 +151,13 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
     if (own == nullptr || !is_pass(ins.op)) continue;
     for (int32_t a : *own) {
       if (zero_stage >= 2 && !scatter_once && computes_weight_gradient(ins.op)) {
-        lanes[ins.device].push_back({position[i], Step::kScatterPass, i, a});
+        lanes[ins.device].push_back({position[i], ShardingStep::kScatterPass, i, a});
       }
       if (gathers[i]) {
-        lanes[ins.device].push_back({position[i] - 1, Step::kGatherFirst, i, a});
-        if (layout.costs[ins.stage].layers > 1 && gather_bytes(a, ins, Step::kGatherRest) > 0) {
-          lanes[ins.device].push_back({position[i] - 1, Step::kGatherRest, i, a});
+        lanes[ins.device].push_back({position[i] - 1, ShardingStep::kGatherFirst, i, a});
+        if (layout.costs[ins.stage].layers > 1 &&
+            gather_bytes(a, ins, ShardingStep::kGatherRest) > 0) {
+          lanes[ins.device].push_back({position[i] - 1, ShardingStep::kGatherRest, i, a});
         }
       }
     }
@@ -197,37 +199,38 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
   for (auto& lane : lanes) {
     std::sort(lane.begin(), lane.end());
     for (const Entry& e : lane) {
-      if (e.step == Step::kKept) {
+      if (e.step == ShardingStep::kKept) {
         id[e.source] = builder.add(program.instructions[e.source]);
         continue;
       }
       const Instruction& reduce = program.instructions[e.reduce];
-      Instruction c = e.step == Step::kScatterUpdate || e.step == Step::kGatherUpdated
-                          ? reduce
-                          : program.instructions[e.source];
+      Instruction c =
+          e.step == ShardingStep::kScatterUpdate || e.step == ShardingStep::kGatherUpdated
+              ? reduce
+              : program.instructions[e.source];
       c.compute_s = 0;
       c.stash_bytes = 0;
       c.collectives = 1;
       c.data_parallel = true;
       c.bytes = reduce.bytes;  // the gradients reduced, the weights gathered: as many
       switch (e.step) {
-        case Step::kScatterPass:
-        case Step::kScatterUpdate:
+        case ShardingStep::kScatterPass:
+        case ShardingStep::kScatterUpdate:
           c.op = Op::kReduceScatter;
           break;
-        case Step::kGatherFirst:
-        case Step::kGatherRest: {
+        case ShardingStep::kGatherFirst:
+        case ShardingStep::kGatherRest: {
           c.op = Op::kAllGather;
           c.bytes = gather_bytes(e.reduce, program.instructions[e.source], e.step);
           const int32_t rest = layout.costs[c.stage].layers - 1;
-          if (e.step == Step::kGatherRest) {
+          if (e.step == ShardingStep::kGatherRest) {
             c.collectives = static_cast<uint16_t>(
                 std::min<int32_t>(rest, std::numeric_limits<uint16_t>::max()));
           }
           break;
         }
-        case Step::kGatherUpdated:
-        case Step::kKept:
+        case ShardingStep::kGatherUpdated:
+        case ShardingStep::kKept:
           c.op = Op::kAllGather;
           break;
       }
@@ -248,7 +251,7 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
       // waited for the scatter now waits for.
       int32_t reduced = made_id;
       const int32_t shard = shard_of(g);
-      if ((e.step == Step::kScatterPass || e.step == Step::kScatterUpdate) &&
+      if ((e.step == ShardingStep::kScatterPass || e.step == ShardingStep::kScatterUpdate) &&
           shard < static_cast<int32_t>(members.size())) {
         Instruction across = c;
         across.op = Op::kAllreduce;
@@ -260,7 +263,7 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
 
       const Instruction& source = program.instructions[e.source];
       switch (e.step) {
-        case Step::kGatherFirst: {
+        case ShardingStep::kGatherFirst: {
           // Issued when the op before the pass ends; the pass waits for it.
           const auto [begin, end] = compute_lane(source.device);
           if (position[e.source] > 0)
@@ -269,21 +272,21 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
           gather_first[e.source].push_back({e.reduce, made_id});
           break;
         }
-        case Step::kGatherRest:
+        case ShardingStep::kGatherRest:
           for (const auto& [reduce_id, first] : gather_first[e.source]) {
             if (reduce_id == e.reduce) builder.add_dependency(made_id, first);  // same lane
           }
           gather_rest[e.source].push_back(made_id);
           break;
-        case Step::kScatterPass:
+        case ShardingStep::kScatterPass:
           builder.add_dependency(made_id, id[e.source]);
           last_scatter[e.reduce] = reduced;
           break;
-        case Step::kScatterUpdate:
+        case ShardingStep::kScatterUpdate:
           for (int32_t d : program.deps_of(e.reduce)) builder.add_dependency(made_id, id[d]);
           update_scatter[e.reduce] = reduced;
           break;
-        case Step::kGatherUpdated: {
+        case ShardingStep::kGatherUpdated: {
           const int32_t optim = optim_of[e.reduce];
           builder.add_dependency(made_id, id[optim]);
           // The stage's next pass on this device computes with the gathered weights.
@@ -297,7 +300,7 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
           }
           break;
         }
-        case Step::kKept:
+        case ShardingStep::kKept:
           break;
       }
     }

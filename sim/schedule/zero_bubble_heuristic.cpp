@@ -6,7 +6,7 @@
 namespace pipetwin {
 namespace {
 
-constexpr double kUnknown = std::numeric_limits<double>::infinity();
+constexpr double kNotPlacedYet = std::numeric_limits<double>::infinity();
 
 // Fails a placement that no W can make room for, or whose input no stage will produce (the
 // heuristic's rules can leave a stage without the forward the next one needs where
@@ -21,8 +21,8 @@ class PaperHeuristic {
         M_(microbatches),
         costs_(costs),
         settings_(settings),
-        fwd_end_(K_, std::vector<double>(M_, kUnknown)),
-        bwd_end_(K_, std::vector<double>(M_, kUnknown)),
+        fwd_end_(K_, std::vector<double>(M_, kNotPlacedYet)),
+        bwd_end_(K_, std::vector<double>(M_, kNotPlacedYet)),
         free_at_(K_, 0.0),
         held_(K_, 0.0),
         idle_(K_, 0.0),
@@ -64,7 +64,7 @@ class PaperHeuristic {
 
   void put(int32_t s, Op op) {
     const double input = input_at(s, op);
-    if (input == kUnknown) throw Unschedulable{};
+    if (input == kNotPlacedYet) throw Unschedulable{};
     const double start = std::max(free_at_[s], input);
     if (forwards_[s] > 0) idle_[s] += start - free_at_[s];  // idle counts from the first F
     const double end = start + pass_seconds(stage(s), op);

@@ -8,7 +8,7 @@
 namespace pipetwin {
 namespace {
 
-constexpr double kUnknown = std::numeric_limits<double>::infinity();
+constexpr double kNotTimedYet = std::numeric_limits<double>::infinity();
 
 double pass_seconds(const ChunkPassTimes& c, Op op) {
   switch (op) {
@@ -82,9 +82,9 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
   const int32_t chunks = static_cast<int32_t>(passes.chunks.size());
   const int32_t devices = passes.devices;
   // End of every F and of every input-gradient backward, per (chunk, microbatch).
-  std::vector<double> fwd_end(static_cast<size_t>(chunks) * microbatches, kUnknown);
-  std::vector<double> bwd_end(fwd_end.size(), kUnknown);       // with its collectives
-  std::vector<double> bwd_computed(fwd_end.size(), kUnknown);  // its compute alone
+  std::vector<double> fwd_end(static_cast<size_t>(chunks) * microbatches, kNotTimedYet);
+  std::vector<double> bwd_end(fwd_end.size(), kNotTimedYet);       // with its collectives
+  std::vector<double> bwd_computed(fwd_end.size(), kNotTimedYet);  // its compute alone
   const auto at = [&](int32_t c, int32_t m) { return static_cast<size_t>(c) * microbatches + m; };
 
   PipelineTiming timing;
@@ -147,7 +147,7 @@ PipelineTiming time_pipeline(const ComputeOrder& order, int32_t microbatches,
         } else {
           input = bwd_computed[at(c, m)];  // W after its own B's compute
         }
-        if (input == kUnknown) break;
+        if (input == kNotTimedYet) break;
         if (buffer > 0 && transfer >= 0) {
           // A device receives its inputs one at a time, in the order it consumes them.
           sent = std::max(sent, recv_free[d]);

@@ -330,7 +330,7 @@ namespace {
 
 using dgap::Rng;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kInfiniteSeconds = std::numeric_limits<double>::infinity();
 constexpr int kRetries = 4;
 constexpr double kLockstepRate = 0.4;
 
@@ -415,7 +415,7 @@ class Search {
   // Fills `seconds` for `plans`, reordering `plans` so that the feasible ones come first
   // (the infeasible ones are not evaluated and get +inf).
   void evaluate(std::span<UnequalPlan> plans, std::span<double> seconds) {
-    std::fill(seconds.begin(), seconds.end(), kInf);
+    std::fill(seconds.begin(), seconds.end(), kInfiniteSeconds);
     size_t feasible = plans.size();
     if (options_.feasible) {
       auto split = std::stable_partition(plans.begin(), plans.end(), options_.feasible);
@@ -425,7 +425,7 @@ class Search {
     evaluate_(std::span<const UnequalPlan>(plans.data(), feasible), seconds.first(feasible));
     evaluations_ += static_cast<int64_t>(feasible);
     for (double& s : seconds) {
-      if (std::isnan(s)) s = kInf;
+      if (std::isnan(s)) s = kInfiniteSeconds;
     }
   }
 
@@ -449,7 +449,7 @@ class Search {
   const DgapOptions& options_;
   int64_t evaluations_ = 0;
   UnequalPlan best_;
-  double best_seconds_ = kInf;
+  double best_seconds_ = kInfiniteSeconds;
   bool have_best_ = false;
 };
 
