@@ -17,21 +17,46 @@ RankModel::RankModel(const ZooArchitecture& arch, proto::Optimizer optimizer, ui
       tensor_parallel_(tensor_parallel),
       expert_parallel_(expert_parallel) {}
 
+torch::nn::AnyModule RankModel::held(int l) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = layers_.find(l);
+  if (found != layers_.end()) return found->second;  // AnyModule copies share the module
+  const torch::nn::Sequential built =
+      zoo_layers(arch_, l, l + 1, seed_, tensor_parallel_, expert_parallel_);
+  if (trains(l)) {
+    optimizers_[l] = make_optimizer(kind_, built->parameters());
+  } else {
+    for (auto& p : built->parameters()) p.requires_grad_(false);
+  }
+  return layers_[l] = *built->begin();
+}
+
+torch::optim::Optimizer& RankModel::trained_optimizer(int l) {
+  torch::optim::Optimizer* optimizer = optimizer_of(l);
+  if (optimizer == nullptr)
+    throw std::logic_error("layer " + std::to_string(l) + " has no optimizer");
+  return *optimizer;
+}
+
+torch::optim::Optimizer* RankModel::optimizer_of(int l) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  const auto found = optimizers_.find(l);
+  return found == optimizers_.end() ? nullptr : found->second.get();
+}
+
+bool RankModel::holds(int layer) const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return layers_.count(layer) > 0;
+}
+
+torch::nn::Module& RankModel::layer(int l) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return *layers_.at(l).ptr();
+}
+
 torch::nn::Sequential RankModel::stage(int first, int last) {
   torch::nn::Sequential stage;
-  for (int l = first; l < last; ++l) {
-    if (!holds(l)) {
-      const torch::nn::Sequential built =
-          zoo_layers(arch_, l, l + 1, seed_, tensor_parallel_, expert_parallel_);
-      layers_[l] = *built->begin();
-      if (trains(l)) {
-        optimizers_[l] = make_optimizer(kind_, built->parameters());
-      } else {
-        for (auto& p : built->parameters()) p.requires_grad_(false);
-      }
-    }
-    stage->push_back(layers_.at(l));  // AnyModule copies share the module
-  }
+  for (int l = first; l < last; ++l) stage->push_back(held(l));
   return stage;
 }
 
@@ -66,16 +91,19 @@ void RankModel::add_gradients_of(torch::nn::Sequential& copy, int first, int las
 
 void RankModel::step(int first, int last) {
   for (int l = std::max(first, frozen_); l < last; ++l) {
-    const auto found = optimizers_.find(l);
-    if (found == optimizers_.end()) continue;
-    found->second->step();
-    found->second->zero_grad();
+    torch::optim::Optimizer* optimizer = optimizer_of(l);
+    if (optimizer == nullptr) continue;
+    optimizer->step();
+    optimizer->zero_grad();
   }
 }
 
 void RankModel::freeze_prefix(int frozen) {
   for (int l = frozen_; l < frozen; ++l) {
-    optimizers_.erase(l);
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      optimizers_.erase(l);
+    }
     if (!holds(l)) continue;
     for (auto& p : layer(l).parameters()) {
       p.requires_grad_(false);
@@ -110,7 +138,7 @@ RankModel::Payload RankModel::export_layers(const std::vector<int>& layers) {
     for (const auto& p : layer(l).parameters()) values.push_back(p.detach().flatten());
     if (!trains(l)) continue;
     for (const auto& p : layer(l).parameters()) {
-      const ParameterState state = parameter_state(*optimizers_.at(l), kind_, p);
+      const ParameterState state = parameter_state(trained_optimizer(l), kind_, p);
       for (const auto& t : state.tensors) values.push_back(t.detach().flatten());
       if (kind_ == proto::ADAM) steps.push_back(torch::full({1}, state.step, torch::kLong));
     }
@@ -130,14 +158,14 @@ void RankModel::import_layers(const std::vector<int>& layers, const Payload& pay
     return t;
   };
   for (int l : layers) {
-    stage(l, l + 1);  // builds the layer (and its optimizer if it trains)
+    held(l);  // builds the layer (and its optimizer if it trains)
     for (auto& p : layer(l).parameters()) p.copy_(take(p));
     if (!trains(l)) continue;
     for (auto& p : layer(l).parameters()) {
       ParameterState state;
       for (int k = 0; k < state_tensors_per_parameter(kind_); ++k) state.tensors.push_back(take(p));
       if (kind_ == proto::ADAM) state.step = payload.steps[step++].item<int64_t>();
-      set_parameter_state(*optimizers_.at(l), kind_, p, state);
+      set_parameter_state(trained_optimizer(l), kind_, p, state);
     }
   }
   if (offset != payload.values.numel()) {
@@ -147,6 +175,7 @@ void RankModel::import_layers(const std::vector<int>& layers, const Payload& pay
 }
 
 void RankModel::release_all_but(const std::set<int>& kept) {
+  const std::lock_guard<std::mutex> lock(mutex_);
   for (auto it = layers_.begin(); it != layers_.end();) {
     if (kept.count(it->first)) {
       ++it;

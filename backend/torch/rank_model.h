@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <vector>
 
@@ -33,8 +34,8 @@ class RankModel {
   // Layers [first, last) as one pipeline stage: the held modules themselves. Layers not
   // held yet are built with their initial weights (seeded per layer, as zoo_layers).
   torch::nn::Sequential stage(int first, int last);
-  bool holds(int layer) const { return layers_.count(layer) > 0; }
-  torch::nn::Module& layer(int l) { return *layers_.at(l).ptr(); }
+  bool holds(int layer) const;
+  torch::nn::Module& layer(int l);
 
   // Weight stashing (asynchronous pipelines): a copy of layers [first, last) with the
   // current weights, for forwards that must keep them while updates go on; and the
@@ -68,6 +69,11 @@ class RankModel {
 
  private:
   bool trains(int layer) const { return layer >= frozen_; }
+  // Layer l's module, built first (with its optimizer if it trains) when not held yet.
+  torch::nn::AnyModule held(int l);
+  // Layer l's optimizer; nullptr when it does not train.
+  torch::optim::Optimizer* optimizer_of(int l);
+  torch::optim::Optimizer& trained_optimizer(int l);  // throws when it has none
 
   ZooArchitecture arch_;
   proto::Optimizer kind_;
@@ -75,6 +81,11 @@ class RankModel {
   TensorParallelGroup tensor_parallel_;
   ExpertParallelGroup expert_parallel_;
   int frozen_ = 0;
+  // The rank's lanes share the maps: during a repartition one lane exports the layers that
+  // leave while another builds and imports those that arrive. Their nodes never move, so a
+  // module or optimizer found under the lock stays valid after it (only release_all_but,
+  // between Programs, erases).
+  mutable std::mutex mutex_;
   std::map<int, torch::nn::AnyModule> layers_;
   std::map<int, std::unique_ptr<torch::optim::Optimizer>> optimizers_;  // training layers
 };
