@@ -12,12 +12,6 @@ std::string labelled(const std::string& label, const std::string& name) {
   return label.empty() ? name : label + " " + name;
 }
 
-double first_start(const Timeline& t) {
-  double first = std::numeric_limits<double>::infinity();
-  for (const Span& s : t.spans) first = std::min(first, s.start_s);
-  return t.spans.empty() ? 0 : first;
-}
-
 // How far to move B's numbers so that they start past every number of A's.
 struct Offsets {
   int64_t device = 0;
@@ -58,7 +52,7 @@ Offsets offsets_for(const Timeline& a, const Timeline& b) {
   o.device = int64_t{max_device} + 1 - min_device;
   o.node = int64_t{max_node} + 1 - min_node;
   o.link = int64_t{max_link} + 1 - min_link;
-  if (!a.spans.empty() && !b.spans.empty()) o.time_s = first_start(a) - first_start(b);
+  if (!a.spans.empty() && !b.spans.empty()) o.time_s = first_span_start(a) - first_span_start(b);
   return o;
 }
 

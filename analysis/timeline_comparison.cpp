@@ -35,12 +35,6 @@ KeyIndex index_spans(const Timeline& t) {
   return index;
 }
 
-double first_span_start(const Timeline& t) {
-  double first = std::numeric_limits<double>::infinity();
-  for (const Span& s : t.spans) first = std::min(first, s.start_s);
-  return t.spans.empty() ? 0 : first;
-}
-
 int32_t iterations_of(const Timeline& t) {
   int32_t last = -1;
   for (const Span& s : t.spans) last = std::max(last, s.iteration);

@@ -3,7 +3,9 @@
 // It knows nothing about schedulers or executors, so every producer can fill it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -66,5 +68,12 @@ struct Timeline {
   std::vector<Counter> counters;
   std::vector<Instant> instants;
 };
+
+// When the earliest span starts; 0 for a timeline without spans.
+inline double first_span_start(const Timeline& t) {
+  double first = std::numeric_limits<double>::infinity();
+  for (const Span& s : t.spans) first = std::min(first, s.start_s);
+  return t.spans.empty() ? 0 : first;
+}
 
 }  // namespace pipetwin

@@ -16,8 +16,6 @@ namespace {
 // cost is the same for any base, and so is the test of equality with the reference.
 constexpr double kRopeTheta = 10000;
 constexpr double kNormEpsilon = 1e-5;
-// Activations are [B, S, H]: the sequence is dimension 1.
-constexpr int64_t kSequenceDim = 1;
 
 // The operators around a split region, or nothing when the layers are whole.
 torch::Tensor enter(const torch::Tensor& x, const TensorParallelGroup& group) {

@@ -21,16 +21,10 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::vector<int64_t> batched(int64_t batch, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> out = {batch};
-  out.insert(out.end(), shape.begin(), shape.end());
-  return out;
-}
-
 // A random input of layer `layer`: token ids for an embedding, else activations that
 // take a gradient, as they do inside a pipeline.
 torch::Tensor random_input(const ZooArchitecture& arch, int layer, int64_t batch) {
-  const std::vector<int64_t> shape = batched(batch, arch.boundary_shapes[layer]);
+  const std::vector<int64_t> shape = batched_shape(batch, arch.boundary_shapes[layer]);
   if (layer == 0 && arch.input_vocab > 0) return torch::randint(arch.input_vocab, shape);
   return torch::randn(shape).requires_grad_();
 }

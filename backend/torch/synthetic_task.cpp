@@ -9,12 +9,6 @@ int64_t numel(const std::vector<int64_t>& shape) {
   return n;
 }
 
-std::vector<int64_t> with_batch_dim(int64_t batch, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> out = {batch};
-  out.insert(out.end(), shape.begin(), shape.end());
-  return out;
-}
-
 // What the teacher sees of a float input: images through a 4x4 average pool (their
 // blobs; labels that hang on pixel noise would take a CNN thousands of steps to learn),
 // anything else as it is. Flattened per sample.
@@ -37,7 +31,7 @@ SyntheticTask::SyntheticTask(const ZooArchitecture& arch, int64_t batch, uint64_
   auto generator = at::detail::createCPUGenerator(seed_ * 7919 + 17);
   const int64_t width = 64;
   const int64_t in =
-      vocab_ > 0 ? vocab_ : numel(teacher_view(torch::zeros(with_batch_dim(1, input_shape_))));
+      vocab_ > 0 ? vocab_ : numel(teacher_view(torch::zeros(batched_shape(1, input_shape_))));
   const int64_t out = classes_ > 0 ? classes_ : numel(output_shape_);
   teacher_in_ =
       at::randn({in, width}, generator) / std::sqrt(static_cast<double>(vocab_ > 0 ? 1 : in));
@@ -46,14 +40,14 @@ SyntheticTask::SyntheticTask(const ZooArchitecture& arch, int64_t batch, uint64_
 
 torch::Tensor SyntheticTask::inputs(int iteration) const {
   auto generator = at::detail::createCPUGenerator(seed_ * 104729 + iteration);
-  if (vocab_ > 0) return at::randint(vocab_, with_batch_dim(batch_, input_shape_), generator);
+  if (vocab_ > 0) return at::randint(vocab_, batched_shape(batch_, input_shape_), generator);
   if (input_shape_.size() == 3) {
     // Images: 4x4 blobs of colour, blown up to full size, plus a little pixel noise.
     const torch::Tensor blobs = at::randn({batch_, input_shape_[0], 4, 4}, generator);
-    const torch::Tensor noise = at::randn(with_batch_dim(batch_, input_shape_), generator);
+    const torch::Tensor noise = at::randn(batched_shape(batch_, input_shape_), generator);
     return torch::upsample_nearest2d(blobs, {input_shape_[1], input_shape_[2]}) + 0.1 * noise;
   }
-  return at::randn(with_batch_dim(batch_, input_shape_), generator);
+  return at::randn(batched_shape(batch_, input_shape_), generator);
 }
 
 torch::Tensor SyntheticTask::targets(int iteration) const {
@@ -64,7 +58,7 @@ torch::Tensor SyntheticTask::targets(int iteration) const {
                                           : torch::tanh(teacher_view(x).matmul(teacher_in_));
   const torch::Tensor scores = hidden.matmul(teacher_out_);
   if (classes_ > 0) return scores.argmax(-1);  // [B] or [B, S] class ids
-  return scores.reshape(with_batch_dim(batch_, output_shape_));
+  return scores.reshape(batched_shape(batch_, output_shape_));
 }
 
 }  // namespace pipetwin

@@ -13,9 +13,6 @@ namespace {
 
 namespace F = torch::nn::functional;
 
-// GPT activations are [B, S, H]: the sequence is dimension 1.
-constexpr int64_t kTpSequenceDim = 1;
-
 // A parameter of the whole layer, by its name there ("qkv.weight").
 torch::Tensor whole_parameter(torch::nn::Module& whole, const std::string& name) {
   return whole.named_parameters()[name].detach();
@@ -53,7 +50,7 @@ struct TensorParallelEmbeddingImpl : torch::nn::Module, TensorParallelLayer {
       count /= group.size;
       first = group.rank * count;
     }
-    embedded = leave_tensor_parallel(embedded, group, kTpSequenceDim);
+    embedded = leave_tensor_parallel(embedded, group, kSequenceDim);
     const torch::Tensor where = torch::arange(first, first + count, torch::kLong);
     return embedded + F::embedding(where, positions).unsqueeze(0);
   }
@@ -98,7 +95,7 @@ struct TensorParallelBlockImpl : torch::nn::Module, TensorParallelLayer {
   torch::Tensor forward(torch::Tensor x) {
     // x: [B, S, H], or [B, S/T, H] with sequence parallelism.
     const torch::Tensor a =
-        enter_tensor_parallel(layer_norm(x, ln1_weight, ln1_bias), group, kTpSequenceDim);
+        enter_tensor_parallel(layer_norm(x, ln1_weight, ln1_bias), group, kSequenceDim);
     const int64_t b = a.size(0), s = a.size(1), h = a.size(2), d = h / (local_heads * group.size);
     const auto parts = F::linear(a, qkv_weight, qkv_bias)
                            .view({b, s, 3, local_heads, d})
@@ -111,13 +108,12 @@ struct TensorParallelBlockImpl : torch::nn::Module, TensorParallelLayer {
                                        .matmul(parts[2])
                                        .transpose(1, 2)
                                        .reshape({b, s, local_heads * d});
-    x = x + (leave_tensor_parallel(F::linear(attended, proj_weight), group, kTpSequenceDim) +
-             proj_bias);
+    x = x +
+        (leave_tensor_parallel(F::linear(attended, proj_weight), group, kSequenceDim) + proj_bias);
     const torch::Tensor m =
-        enter_tensor_parallel(layer_norm(x, ln2_weight, ln2_bias), group, kTpSequenceDim);
+        enter_tensor_parallel(layer_norm(x, ln2_weight, ln2_bias), group, kSequenceDim);
     const torch::Tensor up = torch::gelu(F::linear(m, up_weight, up_bias));
-    return x +
-           (leave_tensor_parallel(F::linear(up, down_weight), group, kTpSequenceDim) + down_bias);
+    return x + (leave_tensor_parallel(F::linear(up, down_weight), group, kSequenceDim) + down_bias);
   }
 
   std::vector<torch::Tensor> replicated_parameters() override {
@@ -143,7 +139,7 @@ struct TensorParallelHeadImpl : torch::nn::Module, TensorParallelLayer {
 
   torch::Tensor forward(torch::Tensor x) {
     const torch::Tensor n =
-        enter_tensor_parallel(layer_norm(x, norm_weight, norm_bias), group, kTpSequenceDim);
+        enter_tensor_parallel(layer_norm(x, norm_weight, norm_bias), group, kSequenceDim);
     return gather_from_tensor_parallel(F::linear(n, logits), group, -1);
   }
 

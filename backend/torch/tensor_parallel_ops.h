@@ -13,6 +13,9 @@
 
 namespace pipetwin {
 
+// Activations are [batch, sequence, hidden]: sequence parallelism splits this dimension.
+constexpr int64_t kSequenceDim = 1;
+
 // "f": identity forward, all-reduce of the gradient backward. Enters a column-parallel
 // linear, whose ranks each produce part of the input's gradient.
 torch::Tensor copy_to_tensor_parallel(const torch::Tensor& x, const TensorParallelGroup& group);

@@ -11,11 +11,6 @@ namespace {
 
 constexpr int32_t kProbes[] = {4, 8, 16, 32};
 
-double makespan(const SimulationResult& result) {
-  if (result.times.end_s.empty()) return 0;
-  return *std::max_element(result.times.end_s.begin(), result.times.end_s.end());
-}
-
 SimulationResult simulate_iterations(ResolvedScenario setup, int32_t iterations,
                                      const SimulationOptions& options) {
   setup.training.iterations = iterations;
@@ -46,8 +41,9 @@ std::optional<SteadyStateRuns> find_steady_state(const ResolvedScenario& setup,
     SimulationResult a = simulate_iterations(setup, n, options);
     SimulationResult b = simulate_iterations(setup, n + 1, options);
     const SimulationResult c = simulate_iterations(setup, n + 2, options);
-    const double first = makespan(b) - makespan(a), second = makespan(c) - makespan(b);
-    if (std::abs(first - second) <= 1e-9 * makespan(c)) {
+    const double first = b.times.last_end_s() - a.times.last_end_s(),
+                 second = c.times.last_end_s() - b.times.last_end_s();
+    if (std::abs(first - second) <= 1e-9 * c.times.last_end_s()) {
       return SteadyStateRuns{std::move(a), std::move(b)};
     }
   }
@@ -67,7 +63,7 @@ std::optional<SteadyStateIteration> steady_state_iteration(const ResolvedScenari
   const std::optional<SteadyStateRuns> runs = find_steady_state(setup, quiet);
   if (!runs) return std::nullopt;
   SteadyStateIteration s;
-  s.iteration_s = makespan(runs->longer) - makespan(runs->shorter);
+  s.iteration_s = runs->longer.times.last_end_s() - runs->shorter.times.last_end_s();
   s.simulated_iterations = runs->longer.setup.training.iterations;
   const std::vector<double> before = compute_per_device(runs->shorter);
   const std::vector<double> after = compute_per_device(runs->longer);

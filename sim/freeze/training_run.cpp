@@ -99,17 +99,13 @@ ResolvedScenario phase_setup(const ResolvedScenario& base, const PhasePlan& plan
 
 namespace {
 
-double run_makespan(const SimulationResult& r) {
-  return *std::max_element(r.times.end_s.begin(), r.times.end_s.end());
-}
-
 double simulated_iteration(const ResolvedScenario& setup, const SimulationOptions& options,
                            bool* fits) {
   SimulationOptions relaxed = options;
   relaxed.allow_oom = true;
   const SimulationResult r = simulate_setup(setup, relaxed);
   if (fits) *fits = r.out_of_memory.empty();
-  return run_makespan(r);
+  return r.times.last_end_s();
 }
 
 // Layers per stage of the scenario as written (its partition, or balanced without freezing).
@@ -326,7 +322,7 @@ TrainingRun simulate_training(const ResolvedScenario& setup, const SimulationOpt
     phase.iterations =
         (e + 1 < events.size() ? events[e + 1].iteration : iterations) - phase.first_iteration;
     SimulationResult result = simulate_setup(phase_setup(setup, phase.plan), options);
-    phase.iteration_time_s = run_makespan(result);
+    phase.iteration_time_s = result.times.last_end_s();
     // A new cache serves only if reading it beats running the prefix it replaces: small
     // images' early layers compute faster than their outputs cross PCIe.
     const int32_t cached_before = previous ? previous->cached_layers : 0;
@@ -334,10 +330,10 @@ TrainingRun simulate_training(const ResolvedScenario& setup, const SimulationOpt
       const PhasePlan without =
           plan_phase(setup, events[e].frozen, options, previous, cached_before);
       SimulationResult computed = simulate_setup(phase_setup(setup, without), options);
-      if (run_makespan(computed) <= phase.iteration_time_s) {
+      if (computed.times.last_end_s() <= phase.iteration_time_s) {
         for (CacheEvent& c : run.caches) c.used &= c.iteration != phase.first_iteration;
         phase.plan = without;
-        phase.iteration_time_s = run_makespan(computed);
+        phase.iteration_time_s = computed.times.last_end_s();
         result = std::move(computed);
       }
     }

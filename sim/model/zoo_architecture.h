@@ -54,6 +54,13 @@ struct ZooArchitecture {
 
 ZooArchitecture zoo_architecture(const proto::Zoo& zoo);
 
+// A boundary shape with the batch dimension in front: the shape of `batch` samples.
+inline std::vector<int64_t> batched_shape(int64_t batch, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> out = {batch};
+  out.insert(out.end(), shape.begin(), shape.end());
+  return out;
+}
+
 // VGG-16 configuration D: output channels of each layer, 0 for a 2x2 max pool.
 const std::vector<int64_t>& vgg16_configuration();
 // A width (channels, or VGG's classifier 4096) scaled by model.zoo.width_scale: rounded,

@@ -19,7 +19,7 @@ Outcome evaluate(const PipelineLayout& layout, const ComputeOrder& order,
   const Program program = lower(layout, order, 1);
   const ExecutionTimes times = run_analytic(program, cluster);
   Outcome outcome;
-  outcome.makespan = *std::max_element(times.end_s.begin(), times.end_s.end());
+  outcome.makespan = times.last_end_s();
   for (const MemoryPeak& peak : memory_curve(program, times).peaks) {
     outcome.peaks.push_back(peak.bytes);
   }

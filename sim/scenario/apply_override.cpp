@@ -9,6 +9,7 @@
 #include "sim/scenario/did_you_mean.h"
 #include "sim/scenario/field_path.h"
 #include "sim/spec/errors.h"
+#include "sim/spec/trim_blanks.h"
 
 namespace pipetwin {
 namespace {
@@ -31,12 +32,6 @@ TextFormat::Parser quiet_parser() {
   return parser;
 }
 
-std::string trim_override(const std::string& s) {
-  const size_t first = s.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
-}
-
 // Strings may be written bare on the command line: --set name=foo.
 std::string as_text_value(const FieldDescriptor* field, const std::string& value) {
   if (field->type() == FieldDescriptor::TYPE_STRING && (value.empty() || value.front() != '"')) {
@@ -56,17 +51,17 @@ void set_list(Message& message, const FieldDescriptor* field,
 }
 
 std::vector<std::string> split_list(std::string list) {
-  list = trim_override(list);
+  list = trim_blanks(list);
   if (!list.empty() && list.front() == '[' && list.back() == ']') {
     list = list.substr(1, list.size() - 2);
   }
   std::vector<std::string> items;
-  if (trim_override(list).empty()) return items;
+  if (trim_blanks(list).empty()) return items;
   size_t pos = 0;
   while (true) {
     const size_t comma = list.find(',', pos);
     items.push_back(
-        trim_override(list.substr(pos, comma == std::string::npos ? comma : comma - pos)));
+        trim_blanks(list.substr(pos, comma == std::string::npos ? comma : comma - pos)));
     if (comma == std::string::npos) return items;
     pos = comma + 1;
   }
@@ -76,7 +71,7 @@ void set_leaf(Message& message, const FieldDescriptor* field, int index, const s
   const auto* reflection = message.GetReflection();
   if (field->type() == FieldDescriptor::TYPE_MESSAGE) {
     if (field->is_repeated() && index < 0) {
-      if (trim_override(value) == "[]") return reflection->ClearField(&message, field);  // empty it
+      if (trim_blanks(value) == "[]") return reflection->ClearField(&message, field);  // empty it
       throw std::invalid_argument("'" + field->name() + "' is a list of messages: set one by " +
                                   "its index, e.g. " + field->name() + "[0]=..., or empty it " +
                                   "with " + field->name() + "=[]");
@@ -126,8 +121,8 @@ std::string apply_override(Message& root, const std::string& assignment) {
   if (eq == std::string::npos) {
     throw InputError("--set " + assignment + ": expected PATH=VALUE");
   }
-  const std::string path = trim_override(assignment.substr(0, eq));
-  const std::string value = trim_override(assignment.substr(eq + 1));
+  const std::string path = trim_blanks(assignment.substr(0, eq));
+  const std::string value = trim_blanks(assignment.substr(eq + 1));
   try {
     const auto steps = resolve_field_path(root.GetDescriptor(), path);
     Message* message = &root;

@@ -3,15 +3,10 @@
 #include <set>
 
 #include "sim/spec/errors.h"
+#include "sim/spec/trim_blanks.h"
 
 namespace pipetwin {
 namespace {
-
-std::string trim_axis(const std::string& s) {
-  const size_t first = s.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
-}
 
 // Positions of `separator` that are not inside brackets, braces or quotes. Throws
 // std::invalid_argument when those do not balance, since a split would then be a guess.
@@ -49,17 +44,17 @@ std::vector<std::string> split_at(const std::string& list, const std::vector<siz
   std::vector<std::string> items;
   size_t begin = 0;
   for (const size_t end : at) {
-    items.push_back(trim_axis(list.substr(begin, end - begin)));
+    items.push_back(trim_blanks(list.substr(begin, end - begin)));
     begin = end + 1;
   }
-  items.push_back(trim_axis(list.substr(begin)));
+  items.push_back(trim_blanks(list.substr(begin)));
   return items;
 }
 
 }  // namespace
 
 std::vector<std::string> split_vary_values(const std::string& list) {
-  if (trim_axis(list).empty()) return {};
+  if (trim_blanks(list).empty()) return {};
   const std::vector<size_t> semicolons = top_level(list, ';');
   return split_at(list, semicolons.empty() ? top_level(list, ',') : semicolons);
 }
@@ -69,7 +64,7 @@ VaryAxis parse_vary(const std::string& text) {
   const size_t equals = text.find('=');
   if (equals == std::string::npos) throw InputError(where + "expected PATH=V1,V2,...");
   VaryAxis axis;
-  axis.path = trim_axis(text.substr(0, equals));
+  axis.path = trim_blanks(text.substr(0, equals));
   if (axis.path.empty()) throw InputError(where + "no field path before '='");
   try {
     axis.values = split_vary_values(text.substr(equals + 1));

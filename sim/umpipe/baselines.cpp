@@ -166,10 +166,7 @@ double one_f_one_b_seconds(const ResolvedScenario& setup) {
   one_f_one_b.training.iterations = 1;
   const Program program = build_program(one_f_one_b);
   const ExecutionTimes times = run_analytic(program, one_f_one_b.cluster);
-  if (times.end_s.empty()) return 0;
-  const double first = *std::min_element(times.start_s.begin(), times.start_s.end());
-  const double last = *std::max_element(times.end_s.begin(), times.end_s.end());
-  return last - first;
+  return times.span_s();
 }
 
 }  // namespace pipetwin
