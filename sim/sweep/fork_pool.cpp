@@ -4,19 +4,16 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <system_error>
 #include <vector>
+
+#include "sim/sweep/child_process.h"
 
 namespace pipetwin {
 namespace {
@@ -42,27 +39,10 @@ struct Reaper {
   }
 };
 
-bool write_all(int fd, const std::string& bytes) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
-
 Child spawn(size_t index, const std::function<std::string(size_t)>& job) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
-  // The child gets a copy of our stdio buffers; flushing first means nothing buffered is
-  // written twice, whatever the child does.
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  const pid_t parent = ::getpid();
-  const pid_t pid = fork();
+  const pid_t pid = fork_child();
   if (pid < 0) {
     const int error = errno;
     close(fds[0]);
@@ -71,13 +51,10 @@ Child spawn(size_t index, const std::function<std::string(size_t)>& job) {
   }
   if (pid == 0) {
     close(fds[0]);
-    // Dies with its parent: a parent killed (a pool's Reaper, a user's ^C) leaves no simulation
-    // running on as an orphan.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) std::_Exit(1);  // it died before the line above
     int code = 0;
     try {
-      if (!write_all(fds[1], job(index))) code = 71;
+      const std::string out = job(index);
+      if (!write_all(fds[1], out.data(), out.size())) code = 71;
     } catch (...) {
       code = 70;
     }
