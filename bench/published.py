@@ -33,7 +33,9 @@ Sources:
         Llama3-8x70B (Llama-3-70B upcycled to 8 experts; top-2 assumed), BF16, sequences of
         4096, capacity factor 1 (token dropping), global batch 256 (table 3) or 1024 (table 4,
         strong scaling). Fitted on Mixtral-8x22B at 128 GPUs, batch 256. Micro-batch size 1
-        and no virtual pipeline are assumed (the paper does not say).
+        and no virtual pipeline are assumed (the paper does not say). Launched as Megatron-Core
+        launches every run (MCORE_LAUNCH): its default rank order, tp-cp-ep-dp-pp, and its
+        distributed optimizer.
         Also Llama 3.1 405B as Meta trained it (Llama 3 paper, "The Llama 3 Herd of Models",
         arXiv:2407.21783, table 4): 8192 and 16384 GPUs, TP 8, PP 16, no context parallelism,
         16M tokens per step in 8192-token sequences, 430 and 400 TFLOP/s per GPU; the
@@ -163,6 +165,13 @@ MOE_ROWS = [
     ("Llama3-8x70B", 1024, 8, 4, 8, 1024, 39.1, "table 4"),
 ]
 SEQ = 4096
+# How Megatron-Core launches every run: ranks in its default order, "tp-cp-ep-dp-pp" (a stage's
+# tensor- and expert-parallel GPUs consecutive, so an expert group of TP x EP <= 8 GPUs shares
+# one node's NVLink; the pipeline stages outermost), and its distributed optimizer (the
+# optimizer state sharded over the data-parallel replicas, gradients reduce-scattered and
+# weights all-gathered: --use-distributed-optimizer, as the Megatron-MoE model zoo's
+# benchmarking configurations set it).
+MCORE_LAUNCH = ["training.rank_order=TP_CP_EP_DP_PP", "training.zero_stage=1"]
 
 
 def read_config(name):
@@ -235,7 +244,7 @@ def moe_mfu(args, row, efficiency):
             "training.tensor_parallel=%d" % tp, "training.sequence_parallel=%s" % (tp > 1),
             "training.expert_parallel=%d" % ep, "schedule.stages=%d" % pp,
             "training.tensor_parallel_grad_overlap=%s" % GRAD_OVERLAP[0],
-            megatron.nvlink_as_nccl_moves_it(H100_NVLINK)]
+            megatron.nvlink_as_nccl_moves_it(H100_NVLINK)] + MCORE_LAUNCH
     sets.append("model.zoo.moe.capacity_factor=1")
     step, peak = run(args, BASE, sets + overrides)
     flops = flops_per_token(read_config(config_name), overrides) * batch * SEQ

@@ -91,4 +91,23 @@ void apply_expert_parallel(ModelSpec& model, int32_t expert_parallel, int32_t te
   }
 }
 
+void add_local_expert_sort(ModelSpec& model, int32_t expert_parallel, int32_t tensor_parallel,
+                           int32_t expert_tensor_parallel, double bytes_per_s) {
+  // The per-sample costs are divided among the T tensor-parallel GPUs afterwards; gathered
+  // over them, every GPU sorts all T shares.
+  const double gathered =
+      expert_tensor_parallel > 1 && expert_tensor_parallel == tensor_parallel ? tensor_parallel : 1;
+  constexpr double kReadAndWriteTwice = 4;  // the sort and the sort back, each a copy
+  double load = 0;
+  for (ModelLayer& layer : model.layers) {
+    const MoeLayerCost& moe = layer.moe;
+    if (moe.experts == 0 || moe.experts / expert_parallel < 2) continue;
+    if (load == 0) load = hottest_gpu_load(moe, expert_parallel);
+    const double seconds =
+        kReadAndWriteTwice * moe.dispatch_bytes_per_sample * gathered * load / bytes_per_s;
+    layer.fwd.seconds_per_sample += seconds;
+    layer.bwd.seconds_per_sample += seconds;
+  }
+}
+
 }  // namespace pipetwin

@@ -21,7 +21,9 @@
 //     capacity factor), the slowest GPU setting the layer's time;
 //   * GEMM efficiency: each local expert is its own GEMM, so the utilisation curve's fixed
 //     part (model.zoo.utilization_half_batch) is paid per local expert, not once per layer;
-//   * two all-to-alls per pass of tokens x top_k x hidden 16-bit values (E > 1 only).
+//   * two all-to-alls per pass of tokens x top_k x hidden 16-bit values (E > 1 only);
+//   * with the alltoall dispatcher, the sort of the received copies by local expert and back
+//     (add_local_expert_sort).
 // docs/parallelism.md, "Expert parallelism", states the model and its limits.
 #pragma once
 
@@ -42,5 +44,15 @@ double hottest_gpu_load(const MoeLayerCost& moe, int32_t expert_parallel);
 void apply_expert_parallel(ModelSpec& model, int32_t expert_parallel, int32_t tensor_parallel,
                            int32_t expert_tensor_parallel, double utilization_half_batch,
                            bool gathers_routed_copies = true);
+
+// Megatron-Core's alltoall dispatcher on a GPU with several local experts: the copies it
+// receives (and, with ETP = T > 1, gathers over the tensor-parallel group) arrive grouped by
+// the GPU that sent them, and are sorted into one block per local expert for the grouped GEMM
+// ("permutation 2", sort_chunks_by_idxs), then sorted back before the combine. Each sort
+// reads and writes every copy: 4 x dispatch bytes (x ETP when gathered) per sample and pass
+// (the backward sorts the gradients alike), at the hottest GPU's load, over `bytes_per_s`.
+// Adds nothing with one local expert, whose copies arrive in order.
+void add_local_expert_sort(ModelSpec& model, int32_t expert_parallel, int32_t tensor_parallel,
+                           int32_t expert_tensor_parallel, double bytes_per_s);
 
 }  // namespace pipetwin

@@ -1,6 +1,7 @@
 // Expert parallelism on a layer's costs: expert weights divided by E exactly, the hottest
 // GPU's load from the router's imbalance or a histogram, the per-expert GEMM overhead, and the
-// tensor-parallel collectives of experts split or folded.
+// tensor-parallel collectives of experts split or folded, and the sort of received copies by
+// local expert.
 #include "sim/model/expert_parallel.h"
 
 #include <gtest/gtest.h>
@@ -106,6 +107,33 @@ TEST(ExpertParallel, SplitExpertsGatherEveryRoutedCopyOverTheTensorParallelGroup
       EXPECT_EQ(gathered.layers[0].tp_fwd_extra_bytes_per_sample, 0);
     }
   }
+}
+
+// Megatron-Core's alltoall dispatcher sorts what a GPU receives into one block per local
+// expert and back (sort_chunks_by_idxs), a read and a write of every copy each way and pass:
+// nothing with one local expert, T times the copies when they are gathered over T GPUs, the
+// hottest GPU's share under imbalance.
+TEST(ExpertParallel, SeveralLocalExpertsSortWhatTheyReceive) {
+  const double bytes_per_s = 1e12;
+  const auto sorted = [&](int32_t ep, int32_t tp, int32_t etp, double imbalance) {
+    ModelSpec spec;
+    spec.layers = {moe_layer(8, 2)};  // dispatch_bytes_per_sample 1e6
+    spec.layers[0].moe.router_imbalance = imbalance;
+    add_local_expert_sort(spec, ep, tp, etp, bytes_per_s);
+    EXPECT_DOUBLE_EQ(spec.layers[0].bwd.seconds_per_sample, spec.layers[0].fwd.seconds_per_sample);
+    return spec.layers[0].fwd.seconds_per_sample;
+  };
+  EXPECT_DOUBLE_EQ(sorted(8, 1, 1, 1), 0);  // one expert per GPU: nothing to sort
+  EXPECT_DOUBLE_EQ(sorted(4, 1, 1, 1), 4 * 1e6 / bytes_per_s);
+  EXPECT_DOUBLE_EQ(sorted(1, 1, 1, 1), 4 * 1e6 / bytes_per_s);
+  EXPECT_DOUBLE_EQ(sorted(4, 2, 2, 1), 2 * 4 * 1e6 / bytes_per_s);  // gathered over TP 2
+  EXPECT_DOUBLE_EQ(sorted(4, 2, 1, 1), 4 * 1e6 / bytes_per_s);      // folded: not gathered
+  // One expert at 3x the mean: the GPU holding it and one other sorts (3 + 5/7) / 2 of it.
+  EXPECT_DOUBLE_EQ(sorted(4, 1, 1, 3), (3 + 5.0 / 7) / 2 * 4 * 1e6 / bytes_per_s);
+  ModelSpec dense;
+  dense.layers = {ModelLayer{}};
+  add_local_expert_sort(dense, 4, 1, 1, bytes_per_s);
+  EXPECT_DOUBLE_EQ(dense.layers[0].fwd.seconds_per_sample, 0);
 }
 
 }  // namespace
