@@ -728,7 +728,7 @@ def main():
         mfu, step, peak = moe_mfu(args, row, h100)
         error = (mfu - published) / published
         if i > 0:
-            errors.append(("H100", abs(error)))
+            errors.append(("H100 MCore MoE", abs(error)))
         print("| MCore MoE %s | %s | %d | %d | %d | %d | %d | %d | %.1f%% MFU | %.1f%% | %s | %.2f "
               "| %.1f |" % (table, model, gpus, tp, ep, pp, gpus // (tp * pp), batch, published,
                             mfu, "fitted" if i == 0 else "%+.1f%%" % (100 * error), step, peak))
@@ -737,7 +737,7 @@ def main():
         gpus, tp, cp, pp, seq, published = row
         tflops, step, peak = llama_405b_tflops(args, row, h100)
         error = (tflops - published) / published
-        errors.append(("H100", abs(error)))
+        errors.append(("H100 Llama 3", abs(error)))
         model = "Llama 3.1 405B" + (", %dK tokens, CP %d" % (seq // 1024, cp) if cp > 1 else "")
         print("| Llama 3 paper t.4 | %s | %d | %d | 1 | %d | %d | %d | %d TFLOP/s "
               "| %.0f | %+.1f%% | %.2f | %.1f |" % (model, gpus, tp, pp, gpus // (tp * cp * pp),
@@ -764,9 +764,8 @@ def main():
     nccl_tests_rows(args, errors)
 
     print("\nH100: %s %.4f, fitted on Mixtral-8x22B, 128 GPUs, batch 256" % (fitted, h100))
-    for gpu in ("A100", "A100 layer", "A100 step", "H100", "H100 folded", "H800", "H100 2026",
-                "GB200",
-                "nccl-tests", "memory"):
+    for gpu in ("A100", "A100 layer", "A100 step", "H100 MCore MoE", "H100 Llama 3", "H100 folded",
+                "H800", "H100 2026", "GB200", "nccl-tests", "memory"):
         e = [x for g, x in errors if g == gpu]
         print("%s, %d predicted rows: mean |error| %.1f%%, largest %.1f%%" %
               (gpu, len(e), 100 * sum(e) / len(e), 100 * max(e)))
