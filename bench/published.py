@@ -107,7 +107,7 @@ roofline, docs/models.md) instead of the flat efficiency; everything else is the
 
     bench/published.py [build/pipetwin] [--engine analytic|simgrid] [--gemm-shapes]
                        [--nvlink-share S] [--no-grad-overlap] [--only-2026]
-                       [--only-folded H100_EFFICIENCY]
+                       [--only-folded H100_EFFICIENCY] [--h100 VALUE] [--pipetwin-order]
 """
 import argparse
 import json
@@ -675,12 +675,21 @@ def main():
     parser.add_argument("--only-folded", type=float, metavar="EFFICIENCY",
                         help="the folded MoE rows only, at this H100 efficiency (the one the "
                              "full run fits)")
+    parser.add_argument("--pipetwin-order", action="store_true",
+                        help="the Megatron-Core rows in pipetwin's own rank order (TP_CP_PP_DP) "
+                             "instead of Megatron-Core's")
+    parser.add_argument("--h100", type=float, metavar="VALUE",
+                        help="the H100's number given instead of fitted on the first Megatron-Core "
+                             "row, which is then predicted too (with --gemm-shapes, 0.74: the "
+                             "dgx-h100 curve's peak_fraction as shipped, fitted on cuBLAS GEMMs)")
     parser.add_argument("--only-2026", action="store_true",
                         help="the FP8 and Blackwell rows only (MLPerf v5.0, the FP8/BF16 pairs)")
     args = parser.parse_args()
     megatron.NCCL_NVLINK_SHARE = args.nvlink_share
     if args.no_grad_overlap:
         GRAD_OVERLAP[0] = "false"
+    if args.pipetwin_order:
+        MCORE_LAUNCH.remove("training.rank_order=TP_CP_EP_DP_PP")
     args.scratch = tempfile.mkdtemp(prefix="pipetwin-published-")
     errors = []
     if args.only_folded:
@@ -720,18 +729,20 @@ def main():
     korthikanti_rows(args, a100, errors)
     korthikanti_step_rows(args, a100, errors)
 
-    # H100: Megatron-Core MoE, fitted on the first row.
+    # H100: Megatron-Core MoE, fitted on the first row (or, with --h100, every row predicted).
     first = MOE_ROWS[0]
-    h100 = megatron.bisect(lambda e: moe_mfu(args, first, e)[0], first[6])
+    h100 = args.h100 or megatron.bisect(lambda e: moe_mfu(args, first, e)[0], first[6])
     for i, row in enumerate(MOE_ROWS):
         model, gpus, tp, ep, pp, batch, published, table = row
         mfu, step, peak = moe_mfu(args, row, h100)
         error = (mfu - published) / published
-        if i > 0:
+        fitted_row = i == 0 and not args.h100
+        if not fitted_row:
             errors.append(("H100 MCore MoE", abs(error)))
         print("| MCore MoE %s | %s | %d | %d | %d | %d | %d | %d | %.1f%% MFU | %.1f%% | %s | %.2f "
               "| %.1f |" % (table, model, gpus, tp, ep, pp, gpus // (tp * pp), batch, published,
-                            mfu, "fitted" if i == 0 else "%+.1f%%" % (100 * error), step, peak))
+                            mfu, "fitted" if fitted_row else "%+.1f%%" % (100 * error), step,
+                            peak))
 
     for row in LLAMA_405B_ROWS:
         gpus, tp, cp, pp, seq, published = row
@@ -763,7 +774,8 @@ def main():
     rows_2026(args, errors)
     nccl_tests_rows(args, errors)
 
-    print("\nH100: %s %.4f, fitted on Mixtral-8x22B, 128 GPUs, batch 256" % (fitted, h100))
+    print("\nH100: %s %.4f, %s" % (fitted, h100, "given (--h100)" if args.h100 else
+                                     "fitted on Mixtral-8x22B, 128 GPUs, batch 256"))
     for gpu in ("A100", "A100 layer", "A100 step", "H100 MCore MoE", "H100 Llama 3", "H100 folded",
                 "H800", "H100 2026", "GB200", "nccl-tests", "memory"):
         e = [x for g, x in errors if g == gpu]
