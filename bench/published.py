@@ -774,7 +774,7 @@ def main():
     rows_2026(args, errors)
     nccl_tests_rows(args, errors)
 
-    print("\nH100: %s %.4f, %s" % (fitted, h100, "given (--h100)" if args.h100 else
+    print("\nH100: %s %g, %s" % (fitted, h100, "given (--h100)" if args.h100 else
                                      "fitted on Mixtral-8x22B, 128 GPUs, batch 256"))
     for gpu in ("A100", "A100 layer", "A100 step", "H100 MCore MoE", "H100 Llama 3", "H100 folded",
                 "H800", "H100 2026", "GB200", "nccl-tests", "memory"):
