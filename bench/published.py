@@ -174,6 +174,18 @@ SEQ = 4096
 MCORE_LAUNCH = ["training.rank_order=TP_CP_EP_DP_PP", "training.zero_stage=1"]
 
 
+def megatron_stages(blocks, stages):
+    """Megatron-Core's pipeline split: the same number of transformer blocks on every stage,
+    the embedding on the first and the final norm and logits on the last (it balances nothing
+    by time; pipetwin's default partition would). pipetwin's zoo layers are the embedding,
+    the blocks and the head, in that order."""
+    per_stage = blocks // stages
+    sizes = [per_stage] * stages
+    sizes[0] += 1
+    sizes[-1] += 1
+    return "schedule.partition=" + ",".join(str(x) for x in sizes)
+
+
 def read_config(name):
     with open(os.path.join(MODELS, name)) as f:
         return json.load(f)
@@ -246,6 +258,7 @@ def moe_mfu(args, row, efficiency):
             "training.tensor_parallel_grad_overlap=%s" % GRAD_OVERLAP[0],
             megatron.nvlink_as_nccl_moves_it(H100_NVLINK)] + MCORE_LAUNCH
     sets.append("model.zoo.moe.capacity_factor=1")
+    sets.append(megatron_stages(read_config(config_name)["num_hidden_layers"], pp))
     step, peak = run(args, BASE, sets + overrides)
     flops = flops_per_token(read_config(config_name), overrides) * batch * SEQ
     return 100 * flops / step / gpus / H100_PEAK, step, peak
