@@ -102,6 +102,11 @@ ModelSpec resolve_model(const ScenarioChecker& check, const LoadedScenario& load
   return resolve_zoo(check, m);
 }
 
+bool counts_memory_bound_kernels(const proto::Scenario& s) {
+  return s.model().has_zoo() && s.model().zoo().memory_efficiency() != 0 &&
+         s.model().layers_size() == 0;
+}
+
 // model.zoo.memory_efficiency: before recomputation, which reruns these kernels too.
 void add_memory_bound_kernels(const ScenarioChecker& check, const proto::Scenario& s,
                               ResolvedScenario& setup) {

@@ -10,6 +10,10 @@ namespace pipetwin {
 // Throws InputError naming the field at fault.
 ModelSpec resolve_model(const ScenarioChecker& check, const LoadedScenario& loaded);
 
+// Whether model.zoo.memory_efficiency times the zoo's memory-bound kernels: a zoo model with
+// a memory_efficiency and without measured layers (whose costs hold those kernels already).
+bool counts_memory_bound_kernels(const proto::Scenario& s);
+
 // model.zoo.memory_efficiency: times the memory-bound kernels of setup.model and its
 // optimizer step (sim/model/training_memory.h) from the GPU's memory bandwidth.
 void add_memory_bound_kernels(const ScenarioChecker& check, const proto::Scenario& s,

@@ -49,10 +49,7 @@ ResolvedScenario resolve_scenario(const LoadedScenario& loaded) {
   apply_node_groups(check, s, setup.cluster);
   share_nic_scales(setup.cluster);
   // Measured layers (profile, calibrate) hold their memory-bound kernels' time already.
-  if (s.model().has_zoo() && s.model().zoo().memory_efficiency() != 0 &&
-      s.model().layers_size() == 0) {
-    add_memory_bound_kernels(check, s, setup);
-  }
+  if (counts_memory_bound_kernels(s)) add_memory_bound_kernels(check, s, setup);
   add_shape_efficiency(s, setup);
   add_expert_parallel(check, s, setup);
   add_activation_recompute(check, setup);

@@ -5,6 +5,7 @@
 
 #include "sim/model/expert_parallel.h"
 #include "sim/model/number_format.h"
+#include "sim/scenario/resolve_model.h"
 #include "sim/spec/expert_folding.h"
 
 namespace pipetwin {
@@ -353,13 +354,14 @@ void add_expert_parallel(const ScenarioChecker& check, const proto::Scenario& s,
   apply_expert_parallel(setup.model, ep, setup.training.tensor_parallel,
                         setup.training.expert_tensor(), s.model().zoo().utilization_half_batch(),
                         setup.expert_dispatch.kind != ExpertDispatch::Kind::kAllGather);
-  // Where the zoo's memory-bound kernels are counted (as add_memory_bound_kernels counts them).
-  const double memory_efficiency = s.model().zoo().memory_efficiency();
-  if (setup.expert_dispatch.kind == ExpertDispatch::Kind::kAllToAll && memory_efficiency > 0 &&
-      s.model().layers_size() == 0) {
-    add_local_expert_sort(
-        setup.model, ep, setup.training.tensor_parallel, setup.training.expert_tensor(),
-        memory_efficiency * s.cluster().gpu().memory_bandwidth_gbytes_per_s() * 1e9);
+  // A memory-bound kernel: counted where the zoo's are (add_memory_bound_kernels, which has
+  // checked the efficiency and the bandwidth by now), at their bandwidth.
+  if (setup.expert_dispatch.kind == ExpertDispatch::Kind::kAllToAll &&
+      counts_memory_bound_kernels(s)) {
+    add_local_expert_sort(setup.model, ep, setup.training.tensor_parallel,
+                          setup.training.expert_tensor(),
+                          s.model().zoo().memory_efficiency() *
+                              s.cluster().gpu().memory_bandwidth_gbytes_per_s() * 1e9);
   }
 }
 
