@@ -24,22 +24,27 @@ import sys
 import torch
 
 
-def time_gemm(m, n, k, repeats):
-    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
-    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+def time_call(run, repeats):
+    """The median and the fastest of `repeats` timed calls of `run`, after three warm-ups."""
     for _ in range(3):
-        torch.matmul(a, b, out=c)
+        run()
     times = []
     for _ in range(repeats):
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         start.record()
-        torch.matmul(a, b, out=c)
+        run()
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) / 1e3)
     return statistics.median(times), min(times)
+
+
+def time_gemm(m, n, k, repeats):
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    return time_call(lambda: torch.matmul(a, b, out=c), repeats)
 
 
 # One GPU's routed experts in each Megatron-Core run of bench/published.py, as pipetwin lowers
@@ -72,23 +77,10 @@ def time_experts(count, m, n, k, repeats, grouped):
     b = torch.randn(count, k, n, device="cuda", dtype=torch.bfloat16)
     if grouped:
         offsets = torch.arange(m, count * m + 1, m, device="cuda", dtype=torch.int32)
-        run = lambda: torch._grouped_mm(a, b, offs=offsets)  # noqa: E731
-    else:
-        outs = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(count)]
-        run = lambda: [torch.matmul(a[e * m:(e + 1) * m], b[e], out=outs[e])  # noqa: E731
-                       for e in range(count)]
-    for _ in range(3):
-        run()
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
-    return statistics.median(times), min(times)
+        return time_call(lambda: torch._grouped_mm(a, b, offs=offsets), repeats)
+    outs = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(count)]
+    return time_call(lambda: [torch.matmul(a[e * m:(e + 1) * m], b[e], out=outs[e])
+                              for e in range(count)], repeats)
 
 
 def shapes():

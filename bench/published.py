@@ -35,7 +35,7 @@ Sources:
         strong scaling). Fitted on Mixtral-8x22B at 128 GPUs, batch 256. Micro-batch size 1
         and no virtual pipeline are assumed (the paper does not say). Launched as Megatron-Core
         launches every run (MCORE_LAUNCH): its default rank order, tp-cp-ep-dp-pp, and its
-        distributed optimizer.
+        distributed optimizer; its blocks split evenly over the stages (megatron_stages).
         Also Llama 3.1 405B as Meta trained it (Llama 3 paper, "The Llama 3 Herd of Models",
         arXiv:2407.21783, table 4): 8192 and 16384 GPUs, TP 8, PP 16, no context parallelism,
         16M tokens per step in 8192-token sequences, 430 and 400 TFLOP/s per GPU; the
