@@ -31,10 +31,12 @@ std::vector<int> RankCollectives::group_ranks(int32_t i) const {
 }
 
 // Tensor parallelism's ALLREDUCE after a FWD or BWD: its members are the T ranks of one
-// stage (a data-parallel one spans replicas).
+// stage (a data-parallel one spans replicas). The routed experts' gradients reduce among the
+// ranks holding the same experts, which, with expert groups folded inside a replica, are
+// some of those T ranks too.
 bool RankCollectives::is_tensor_parallel_reduce(int32_t i) const {
   const int32_t size = model_.tensor_parallel().size;
-  if (size == 1) return false;
+  if (size == 1 || p_.kind_of_group(p_.group[i]) == GroupKind::kExpertGradients) return false;
   for (int32_t m : p_.members_of_group(p_.group[i])) {
     if (p_.instructions[m].device / size != rank_ / size) return false;
   }

@@ -1,6 +1,7 @@
 // What a rank measures and how every rank's measurements merge into one result: gradient
 // norms (AutoFreeze's statistic), the one sum all-reduce over named slots, and the
 // Program with the measured stash bytes.
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <vector>
@@ -71,19 +72,31 @@ MeasuredRun RankExecutor::gather(double offset) {
     for (int it = 0; it < p_.iterations; ++it) losses.in(values, it) = losses_[it];
   }
   // Replica 0's weights stand for all: the tensor-parallel ranks of its stage; with expert
-  // parallelism the experts of the other ranks of the first copy of each expert group too
-  // (expert data rank 0), each adding its own.
+  // parallelism the experts of the first copy of each expert group (expert data rank 0),
+  // each rank adding its own, and no other copy's (with expert groups folded inside a
+  // replica, replica 0 holds other copies too).
   const int32_t replica = env_.rank / devices_per_replica_;
   const ExpertParallelGroup& experts = model_.expert_parallel();
-  const bool counts = experts.splits() ? experts.data_rank == 0 : replica == 0;
+  const bool first_copy = !experts.splits() || experts.data_rank == 0;
+  const bool counts = replica == 0 || (experts.splits() && first_copy);
   const int32_t place = env_.rank - replica * devices_per_replica_;  // as if in replica 0
+  const auto without_experts = [](torch::nn::Module& layer, std::vector<torch::Tensor> all) {
+    const std::vector<torch::Tensor> held = expert_parameters(layer);
+    std::erase_if(all, [&](const torch::Tensor& p) {
+      return std::any_of(held.begin(), held.end(),
+                         [&](const torch::Tensor& e) { return e.is_same(p); });
+    });
+    return all;
+  };
   for (auto& [s, stage] : stages_) {
     if (!counts || p_.stage_device[s] / tp.size != place / tp.size) continue;
     if (p_.model_stage_of(s) != s) continue;  // DualPipe's copy: the same weights
     for (int l = layers_[s].first; l < layers_[s].second; ++l) {
       torch::nn::Module& layer = *stage[l - layers_[s].first];
       const std::vector<torch::Tensor> counted =
-          replica == 0 ? counted_parameters(layer, tp.rank) : expert_parameters(layer);
+          replica != 0 ? expert_parameters(layer)
+          : first_copy ? counted_parameters(layer, tp.rank)
+                       : without_experts(layer, counted_parameters(layer, tp.rank));
       double sum = 0;
       for (const auto& p : counted) sum += p.sum().item<double>();
       weights.in(values, l) = sum;

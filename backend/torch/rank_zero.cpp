@@ -51,7 +51,7 @@ std::vector<ZeroShards*> RankExecutor::shards_of(int32_t s) {
 
 void RankExecutor::shard_stages(proto::Optimizer optimizer) {
   // With expert parallelism the experts are apart: sharded over the ranks holding the same
-  // experts, or, where no other rank holds them, a part of one.
+  // experts, the other weights over the replicas.
   const bool experts_apart = model_.expert_parallel().splits();
   for (int32_t i = 0; i < p_.size(); ++i) {
     const Instruction& ins = p_.instructions[i];
@@ -79,10 +79,15 @@ void RankExecutor::shard_stages(proto::Optimizer optimizer) {
     }
   }
   if (!experts_apart) return;
+  // A part no other rank holds (the experts of the only copy of their group, or, with one
+  // replica and expert groups folded inside it, the dense weights) is a shard of one.
   for (auto& [s, stage] : stages_) {
-    if (!zero_.count({s, false}) || zero_.count({s, true})) continue;
-    zero_[{s, true}] = std::make_unique<ZeroShards>(parameters_of(stage, true), optimizer, 0, 1);
-    zero_collective_[{s, true}] = -1;
+    for (const bool experts : {false, true}) {
+      if (!zero_.count({s, !experts}) || zero_.count({s, experts})) continue;
+      zero_[{s, experts}] =
+          std::make_unique<ZeroShards>(parameters_of(stage, experts), optimizer, 0, 1);
+      zero_collective_[{s, experts}] = -1;
+    }
   }
 }
 

@@ -111,6 +111,7 @@ PipelineLayout layout_groups(const ResolvedScenario& setup) {
     layout.expert_data_parallel = setup.training.expert_data_parallel();
     layout.expert_tensor_parallel = setup.training.expert_tensor();
   }
+  layout.tensor_parallel = setup.training.tensor_parallel;
   layout.context_parallel = setup.training.context_parallel;
   if (setup.training.fp8_param_gather) {
     const NumberFormat format = number_format(setup.training.precision, setup.training.fp8_scaling);

@@ -25,22 +25,24 @@ int64_t megatron_bucket_bytes(const proto::Training& t) {
 void check_expert_folding(const ScenarioChecker& check, const proto::Training& t, int64_t etp) {
   const int64_t ep = t.expert_parallel(), tp = t.tensor_parallel(), cp = t.context_parallel();
   const int64_t block = tp * cp, gpus = block * t.data_parallel();
-  const ExpertFolding folding = expert_folding(ep, etp, tp, cp, t.data_parallel());
-  if (folding == ExpertFolding::kDoesNotDivide) {
+  const ExpertFoldingFit folding = expert_folding(ep, etp, tp, cp, t.data_parallel());
+  if (folding == ExpertFoldingFit::kDoesNotDivide) {
     check.fail("training.expert_parallel",
                std::to_string(ep) + " x " + std::to_string(etp) +
                    " GPUs per expert group (expert x expert tensor parallel) must divide the " +
                    std::to_string(gpus) +
                    " GPUs of a stage (tensor x context x data parallel) they are folded over");
   }
-  if (folding == ExpertFolding::kSplitsReplicas) {
+  if (folding == ExpertFoldingFit::kStraddles) {
     check.fail("training.expert_parallel",
                std::to_string(ep) + " x " + std::to_string(etp) +
-                   " GPUs per expert group (expert x expert tensor parallel) must be a "
-                   "multiple of the " +
-                   std::to_string(block) +
-                   " tensor x context-parallel GPUs of a replica's stage: pipetwin folds expert "
-                   "groups over whole replicas");
+                   " GPUs per expert group (expert x expert tensor parallel) must tile the " +
+                   std::to_string(tp) + " x " + std::to_string(cp) +
+                   " tensor x context-parallel GPUs of a replica's stage: a divisor of the " +
+                   std::to_string(tp) +
+                   " tensor ranks, or whole tensor ranks over a divisor of the context ranks, "
+                   "or a multiple of the " +
+                   std::to_string(block) + " GPUs");
   }
 }
 
@@ -185,6 +187,15 @@ void check_fsdp_options(const ScenarioChecker& check, const TrainingSpec& t) {
     check.fail("training.fsdp_shard_size",
                "hybrid sharding is simulated over data-parallel replicas only: not with "
                "training.context_parallel");
+  }
+  if (t.expert_parallel > 1 && t.expert_data_parallel() > t.data_parallel) {
+    check.fail("training.fsdp_shard_size",
+               "hybrid sharding is simulated over data-parallel replicas only: not with expert "
+               "groups inside a replica (training.expert_parallel " +
+                   std::to_string(t.expert_parallel) + " x " + std::to_string(t.expert_tensor()) +
+                   " GPUs, fewer than the replica's " +
+                   std::to_string(t.tensor_parallel * t.context_parallel) +
+                   " tensor x context-parallel GPUs)");
   }
 }
 

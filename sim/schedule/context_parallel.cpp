@@ -124,16 +124,26 @@ Program expand_context_parallel(const Program& program, const PipelineLayout& la
       builder.add_dependency(at(i + 1, c), last_exchange[i][c]);
     }
   }
-  // Gradients and weights are reduced and gathered over every member's C GPUs, and an expert
-  // group spans them (MoE parallel folding); routed experts' gradients are reduced among the
-  // GPUs holding the same experts, which with folding hold the same part of the sequence.
+  // Gradients and weights are reduced and gathered over every member's C GPUs. An expert
+  // group (MoE parallel folding) takes each member's C GPUs, or runs of them; routed experts'
+  // gradients are reduced among the GPUs holding the same experts: the same place in their
+  // runs (sim/spec/expert_folding.h).
+  const ExpertGroupRuns runs = layout.expert_runs();
   for (int32_t g = 0; g < program.num_groups(); ++g) {
     const auto members = program.members_of_group(g);
     const GroupKind kind = program.kind_of_group(g);
-    if (kind == GroupKind::kExpertGradients) {
-      for (int32_t c = 0; c < C; ++c) {
+    const bool exchange = kind == GroupKind::kExpertExchange;
+    if (exchange || kind == GroupKind::kExpertGradients) {
+      const int32_t parts = exchange ? C / runs.context : runs.context;
+      for (int32_t part = 0; part < parts; ++part) {
         std::vector<int32_t> group;
-        for (int32_t m : members) group.push_back(at(m, c));
+        for (int32_t m : members) {
+          for (int32_t c = 0; c < C; ++c) {
+            if ((exchange ? runs.context_run(c) : runs.context_slot(c)) == part) {
+              group.push_back(at(m, c));
+            }
+          }
+        }
         builder.group(group, kind);
       }
       continue;

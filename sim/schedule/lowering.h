@@ -17,6 +17,7 @@
 #include "sim/schedule/async_order.h"
 #include "sim/schedule/compute_order.h"
 #include "sim/spec/cost_curve.h"
+#include "sim/spec/expert_folding.h"
 
 namespace pipetwin {
 
@@ -89,18 +90,24 @@ struct PipelineLayout {
   int32_t global_batch = 0;
   int32_t replicas = 1;
   int32_t devices_per_replica = 0;
-  // Expert parallelism, folded (training.expert_tensor_parallel): an expert group of
-  // expert_parallel GPUs spans `expert_group_replicas` consecutive replicas, with every GPU of
-  // their stages whose tensor-parallel rank matches modulo expert_tensor_parallel; replicas r
-  // with the same r mod expert_group_replicas (and the same tensor and context rank) hold the
-  // same experts, `expert_data_parallel` GPUs in all.
+  // Expert parallelism, folded (training.expert_tensor_parallel; sim/spec/expert_folding.h):
+  // an expert group of expert_parallel x expert_tensor_parallel GPUs spans
+  // `expert_group_replicas` consecutive replicas, or a part of one replica's tensor x context
+  // GPUs (expert_runs()); replicas r with the same r mod expert_group_replicas (and the same
+  // place in their group) hold the same experts, `expert_data_parallel` GPUs in all.
   int32_t expert_parallel = 1;
   int32_t expert_group_replicas = 1;
   int32_t expert_data_parallel = 1;
   int32_t expert_tensor_parallel = 1;
-  // GPUs that split each sequence: every device of the layout stands for C of them, which
-  // hold the same weights and reduce their gradients together with the replicas'.
+  // The GPUs each device of the layout stands for: tensor_parallel x context_parallel, those
+  // of context parallelism splitting each sequence, holding the same weights and reducing their
+  // gradients together with the replicas'.
+  int32_t tensor_parallel = 1;
   int32_t context_parallel = 1;
+  ExpertGroupRuns expert_runs() const {
+    return expert_group_runs(expert_parallel, expert_tensor_parallel, tensor_parallel,
+                             context_parallel);
+  }
   // ZeRO's all-gathers of weights move this many bytes per byte of gradient reduced: 1 in the
   // 16-bit formats, less when the weights are gathered in a low-precision format
   // (training.fp8_param_gather: 1/2 for FP8).

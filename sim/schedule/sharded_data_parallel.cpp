@@ -94,6 +94,17 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
     return shard_group_size(static_cast<int32_t>(program.members_of_group(group).size()),
                             sharding.shard_size);
   };
+  // The GPUs each member of a reduction stands for once the tensor- and context-parallel
+  // expansions copy it: its C GPUs (context_parallel.h), and for routed experts the GPUs of
+  // its replica holding the same experts (T x C / (EP x ETP) of them when expert groups fold
+  // inside a replica; sim/spec/expert_folding.h).
+  const auto gpus_per_member = [&](int32_t group) {
+    if (program.kind_of_group(group) != GroupKind::kExpertGradients) {
+      return static_cast<double>(layout.context_parallel);
+    }
+    return static_cast<double>(layout.expert_data_parallel) /
+           static_cast<double>(program.members_of_group(group).size());
+  };
   const std::vector<int32_t> position = compute_positions(program);
   const std::vector<int32_t> trigger = collective_triggers(program, position);
   const auto is_reduce = [&](int32_t i) { return program.instructions[i].op == Op::kAllreduce; };
@@ -177,9 +188,8 @@ Program shard_data_parallel(const Program& program, const PipelineLayout& layout
       const double whole = static_cast<double>(layout.costs[ins.stage].gradient_bytes);
       double saved = 0;
       for (int32_t a : *own) {
-        // With context parallelism each member stands for its C GPUs (context_parallel.h).
         const double holders =
-            static_cast<double>(shard_of(program.group[a])) * layout.context_parallel;
+            static_cast<double>(shard_of(program.group[a])) * gpus_per_member(program.group[a]);
         saved += program.instructions[a].bytes * (1 - 1 / holders);
       }
       if (whole > 0) copy.compute_s *= std::max(0.0, 1 - saved / whole);

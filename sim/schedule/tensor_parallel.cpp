@@ -134,15 +134,27 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
     }
   }
   // Every GPU of a stage takes part in its device's collectives with the GPUs of the same
-  // tensor-parallel rank; an expert group with whole experts on each GPU spans the ranks.
+  // tensor-parallel rank. An expert group with whole experts on each GPU takes the ranks, or a
+  // run of them; routed experts' gradients are reduced among the GPUs holding the same
+  // experts: the same place in their runs (sim/spec/expert_folding.h).
+  const ExpertGroupRuns runs = expert_group_runs(
+      layout.expert_parallel, layout.expert_tensor_parallel, T, layout.context_parallel);
   for (int32_t g = 0; g < program.num_groups(); ++g) {
     const GroupKind kind = program.kind_of_group(g);
-    if (kind == GroupKind::kExpertExchange && layout.expert_tensor_parallel == 1) {
-      std::vector<int32_t> members;
-      for (int32_t m : program.members_of_group(g)) {
-        for (int32_t t = 0; t < T; ++t) members.push_back(at(m, t));
+    const bool exchange = kind == GroupKind::kExpertExchange;
+    if (exchange || kind == GroupKind::kExpertGradients) {
+      const int32_t parts = runs.experts_split ? T : exchange ? T / runs.tensor : runs.tensor;
+      for (int32_t part = 0; part < parts; ++part) {
+        std::vector<int32_t> members;
+        for (int32_t m : program.members_of_group(g)) {
+          for (int32_t t = 0; t < T; ++t) {
+            if ((exchange ? runs.tensor_run(t) : runs.tensor_slot(t)) == part) {
+              members.push_back(at(m, t));
+            }
+          }
+        }
+        builder.group(members, kind);
       }
-      builder.group(members, kind);
       continue;
     }
     for (int32_t t = 0; t < T; ++t) {

@@ -10,6 +10,7 @@
 #include "scenario.pb.h"
 #include "sim/spec/cluster_spec.h"
 #include "sim/spec/expert_dispatch.h"
+#include "sim/spec/expert_folding.h"
 #include "sim/spec/freeze_spec.h"
 #include "sim/spec/model_spec.h"
 #include "sim/spec/unequal_plan.h"
@@ -79,6 +80,10 @@ struct TrainingSpec {
   // The data-parallel replicas one expert group (EP x ETP GPUs) spans.
   int32_t expert_group_replicas() const {
     return std::max(1, expert_parallel * expert_tensor() / (tensor_parallel * context_parallel));
+  }
+  // The runs of a replica's tensor and context ranks in one expert group.
+  ExpertGroupRuns expert_runs() const {
+    return expert_group_runs(expert_parallel, expert_tensor(), tensor_parallel, context_parallel);
   }
 };
 

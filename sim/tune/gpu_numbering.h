@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/spec/expert_folding.h"
+
 namespace pipetwin {
 
 struct GpuNumbering {
@@ -24,14 +26,29 @@ struct GpuNumbering {
     for (int32_t c = 0; c < context; ++c) g.push_back(gpu(device, c));
     return g;
   }
-  // An expert group (MoE parallel folding): the C GPUs of `group_replicas` consecutive
-  // replicas, with their T GPUs too when each holds whole experts.
+  // An expert group (MoE parallel folding): the GPUs of `group_replicas` consecutive
+  // replicas in the tensor and context runs of `runs` (sim/spec/expert_folding.h) that hold
+  // GPU (device, 0, 0).
   std::vector<int32_t> expert_group(int32_t device, int32_t group_replicas,
-                                    bool whole_experts) const {
+                                    const ExpertGroupRuns& runs) const {
     std::vector<int32_t> g;
     for (int32_t r = 0; r < group_replicas; ++r) {
-      for (int32_t c = 0; c < context; ++c) {
-        for (int32_t t = 0; t < (whole_experts ? tensor : 1); ++t) {
+      for (int32_t c = 0; c < runs.context; ++c) {
+        for (int32_t t = 0; t < (runs.experts_split ? 1 : runs.tensor); ++t) {
+          g.push_back(gpu(device + r * per_replica, c, t));
+        }
+      }
+    }
+    return g;
+  }
+  // The GPUs holding the same routed experts as GPU (device, 0, 0): the same place in their
+  // expert groups, every `step`-th replica.
+  std::vector<int32_t> expert_holders(int32_t device, int32_t step, int32_t replicas,
+                                      const ExpertGroupRuns& runs) const {
+    std::vector<int32_t> g;
+    for (int32_t r = 0; r < replicas; r += step) {
+      for (int32_t c = 0; c < context; c += runs.context) {
+        for (int32_t t = 0; t < (runs.experts_split ? 1 : tensor); t += runs.tensor) {
           g.push_back(gpu(device + r * per_replica, c, t));
         }
       }

@@ -9,7 +9,8 @@ std::vector<Reduction> reductions_of(const ResolvedScenario& setup, const StageC
   const int32_t E = training.expert_parallel;
   const int64_t experts = E > 1 ? cost.expert_gradient_bytes : 0;
   // The dense gradients over every replica's C GPUs; the routed experts' over the GPUs
-  // holding the same experts: every expert_group_replicas-th replica, one context rank.
+  // holding the same experts: every expert_group_replicas-th replica, at the same place in
+  // its expert group.
   const auto group = [&](int32_t step, bool with_context) {
     std::vector<int32_t> g;
     for (int32_t d : devices) {
@@ -26,7 +27,13 @@ std::vector<Reduction> reductions_of(const ResolvedScenario& setup, const StageC
     out.push_back({group(1, true), cost.gradient_bytes - experts});
   }
   if (training.expert_data_parallel() * copies > 1 && experts > 0) {
-    out.push_back({group(training.expert_group_replicas(), false), experts});
+    std::vector<int32_t> g;
+    for (int32_t d : devices) {
+      const std::vector<int32_t> part = gpus.expert_holders(
+          d, training.expert_group_replicas(), training.data_parallel, training.expert_runs());
+      g.insert(g.end(), part.begin(), part.end());
+    }
+    out.push_back({g, experts});
   }
   return out;
 }

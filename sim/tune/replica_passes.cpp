@@ -54,7 +54,7 @@ PassCollectives pass_collectives(const ResolvedScenario& setup, const StageCost&
   }
   if (training.expert_parallel > 1) {
     const std::vector<int32_t> group =
-        gpus.expert_group(device, training.expert_group_replicas(), training.expert_tensor() == 1);
+        gpus.expert_group(device, training.expert_group_replicas(), training.expert_runs());
     const double bytes =
         (forward ? cost.ep_fwd_bytes_per_sample : cost.ep_bwd_bytes_per_sample) * samples;
     const int32_t count = forward ? cost.ep_fwd_all_to_alls : cost.ep_bwd_all_to_alls;

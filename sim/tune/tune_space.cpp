@@ -223,7 +223,7 @@ std::vector<std::pair<int32_t, int32_t>> expert_layouts(const TuneSpace& space, 
     if (tp > 1 && ep > 1) expert_tensor.push_back(1);
     for (const int32_t etp : expert_tensor) {
       if ((ep > 1 && experts % ep != 0) ||
-          expert_folding(ep, etp, tp, cp, dp) != ExpertFolding::kFits) {
+          expert_folding(ep, etp, tp, cp, dp) != ExpertFoldingFit::kFits) {
         skipped["expert parallelism does not fold over the GPUs or divide the experts"] += 1;
         continue;
       }

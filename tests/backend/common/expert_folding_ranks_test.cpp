@@ -58,6 +58,8 @@ TEST(ExpertFoldingRanks, AreTheSimulatorsGroups) {
       {2, 2, 2, 1, 2},  // EP over the tensor-parallel pair, two copies
       {4, 4, 2, 4, 1},  // experts split like the MLP: EP from the replicas
       {2, 2, 2, 2, 2},  // likewise with a pipeline
+      {4, 2, 2, 1, 1},  // expert groups inside a replica: EP 2 of the 4 tensor ranks
+      {4, 2, 2, 1, 2},  // likewise with a pipeline
   };
   for (const Layout& l : layouts) {
     SCOPED_TRACE("TP " + std::to_string(l.tp) + " DP " + std::to_string(l.dp) + " EP " +

@@ -137,6 +137,15 @@ INSTANTIATE_TEST_SUITE_P(
                      "--set model.zoo.moe.dispatcher=DEEPEP "
                      "--set training.overlap_moe_expert_parallel_comm=true "
                      "--set training.rank_order=TP_CP_EP_DP_PP")},
+        // Expert groups folded inside one replica (EP 2 of TP 4, as Megatron-Core folds EP 8
+        // into TP x CP 32 at long context): the two groups' ranks that hold the same experts
+        // sum their gradients, and the distributed optimizer (ZeRO-1) shards only the experts,
+        // the one replica's dense weights being a shard of one.
+        MoeCase{"FoldedEp2InsideTp4",
+                with("--set model.zoo.kv_heads=4 --set training.tensor_parallel=4 "
+                     "--set training.sequence_parallel=true --set cluster.gpus_per_node=8 "
+                     "--set training.expert_tensor_parallel=1 --set training.data_parallel=1 "
+                     "--set schedule.stages=1 --set training.zero_stage=1")},
         MoeCase{"FoldedEp2Edp2SharedExpert",
                 with(std::string(kTp2Sp) + " --set training.expert_tensor_parallel=1 "
                                            "--set model.zoo.moe.shared_experts=1 "

@@ -192,12 +192,22 @@ TEST_F(ScenarioErrors, ExpertFoldingThatDoesNotTileTheGpus) {
                      "training.expert_parallel=1")
                 .exit_code,
             0);
-  // 2 x 1 with context parallelism 2: an expert group inside a replica's 4 GPUs.
-  expect_refused(simulate(kExperts,
+  // 2 x 1 with context parallelism 2: an expert group inside a replica's 4 GPUs, the
+  // tensor-parallel pair of each context rank.
+  EXPECT_EQ(simulate(kExperts,
+                     "--set training.expert_tensor_parallel=1 --set "
+                     "training.expert_parallel=2 --set training.context_parallel=2 "
+                     "--set training.data_parallel=4")
+                .exit_code,
+            0);
+  // 6 x 1 over TP 4 x DP 3: each group would take one replica's 4 tensor ranks and half of
+  // the next one's.
+  expect_refused(simulate(replace(replace(kExperts, "experts: 8", "experts: 12"),
+                                  "global_batch: 16", "global_batch: 24"),
+                          "--set training.tensor_parallel=4 --set training.data_parallel=3 "
                           "--set training.expert_tensor_parallel=1 --set "
-                          "training.expert_parallel=2 --set training.context_parallel=2 "
-                          "--set training.data_parallel=4"),
-                 "training.expert_parallel", "multiple of the 4");
+                          "training.expert_parallel=6"),
+                 "training.expert_parallel", "must tile the 4 x 1");
   expect_input_error(simulate(replace(kExperts, "expert_parallel: 4",
                                       "expert_parallel: 4 overlap_moe_expert_parallel_comm: true"),
                               "--set schedule.kind=GPIPE"),

@@ -4,6 +4,8 @@
 // RankGenerator builds them (megatron/core/parallel_state.py, worked out independently here);
 // each GPU holds 1 / (EP x ETP) of the experts; with free links folding costs nothing; exact
 // SimGrid reproduces the analytic times on random folded layouts under either dispatcher.
+#include "sim/spec/expert_folding.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "folded_moe.h"
 #include "same_times.h"
 #include "sim/driver/build_program.h"
 #include "sim/exec/analytic_executor.h"
@@ -23,40 +26,9 @@
 namespace pipetwin {
 namespace {
 
-struct Layout {
-  int tp, cp, dp, ep, etp, pp;
-};
-
-std::string describe(const Layout& l) {
-  return "TP " + std::to_string(l.tp) + " CP " + std::to_string(l.cp) + " DP " +
-         std::to_string(l.dp) + " EP " + std::to_string(l.ep) + " ETP " + std::to_string(l.etp) +
-         " PP " + std::to_string(l.pp);
-}
-
-// A small MoE transformer (8 blocks of hidden 512, 16 experts, top-2) on DGX H100 nodes, ranks
-// placed in Megatron-Core's order.
-ResolvedScenario folded_moe(const Layout& l, const std::vector<std::string>& more = {}) {
-  const int gpus = l.tp * l.cp * l.dp * l.pp;
-  std::string text = R"(
-    cluster { preset: "dgx-h100" nodes: 1 }
-    model { zoo { name: "transformer" layers: 8 hidden: 512 heads: 8 kv_heads: 8 ffn_hidden: 1024
-                  seq_len: 256 vocab: 1000 efficiency: 0.5
-                  moe { experts: 16 top_k: 2 expert_ffn_hidden: 512 } } }
-    training { global_batch: 64 microbatches: 4 precision: BF16 mixed_precision: true
-               rank_order: TP_CP_EP_DP_PP }
-    schedule { kind: ONE_F_ONE_B stages: 1 }
-  )";
-  std::vector<std::string> overrides = {"cluster.nodes=" + std::to_string((gpus + 7) / 8),
-                                        "schedule.stages=" + std::to_string(l.pp),
-                                        "training.tensor_parallel=" + std::to_string(l.tp),
-                                        "training.context_parallel=" + std::to_string(l.cp),
-                                        "training.data_parallel=" + std::to_string(l.dp),
-                                        "training.expert_parallel=" + std::to_string(l.ep),
-                                        "training.expert_tensor_parallel=" + std::to_string(l.etp)};
-  if (l.tp > 1) overrides.push_back("training.sequence_parallel=true");
-  overrides.insert(overrides.end(), more.begin(), more.end());
-  return resolve_scenario(parse_scenario(text, "folded.textproto", "", false, overrides));
-}
+using Layout = testing::FoldedLayout;
+using testing::describe;
+using testing::folded_moe;
 
 // Megatron-Core's RankGenerator: ranks numbered by `sizes` with the first dimension innermost;
 // the groups of the dimensions in `in_group` are the ranks that differ only in those.
@@ -109,6 +81,12 @@ const std::vector<Layout> kLayouts = {
     {2, 2, 4, 4, 2, 1},  // experts split like the MLP, EP across context ranks and replicas
     {4, 1, 4, 2, 4, 1},  // experts split like the MLP, EP from the replicas (no folding)
     {2, 1, 2, 2, 2, 2},  // likewise with a pipeline
+    // Expert groups inside one replica's tensor x context GPUs:
+    {4, 1, 2, 2, 1, 1},  // EP 2 of the 4 tensor ranks: two groups per replica
+    {4, 1, 2, 2, 1, 2},  // likewise with a pipeline
+    {2, 4, 1, 4, 1, 1},  // EP 4: both tensor ranks of two context ranks
+    {2, 4, 2, 2, 2, 1},  // experts split like the MLP, EP 2 of the 4 context ranks
+    {4, 2, 2, 2, 1, 1},  // EP 2 of the tensor ranks, with context parallelism
 };
 
 TEST(ExpertFolding, GroupsAreMegatronCoresRankForRank) {
@@ -207,10 +185,11 @@ TEST(ExpertFolding, SimgridReproducesAnalyticTimesOnRandomFoldedLayouts) {
     const auto pick = [&](std::vector<int> v) {
       return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
     };
-    Layout l{pick({1, 2, 4}), pick({1, 2}), pick({1, 2, 4}), pick({2, 4, 8, 16}), 1, pick({1, 2})};
+    Layout l{pick({1, 2, 4}), pick({1, 2, 4}), pick({1, 2, 4}), pick({2, 4, 8, 16}), 1,
+             pick({1, 2})};
     l.etp = pick({1, l.tp});
-    const int block = l.tp * l.cp, group = l.ep * l.etp;
-    if (group % block != 0 || (block * l.dp) % group != 0 || l.tp * l.cp * l.dp * l.pp > 32) {
+    if (expert_folding(l.ep, l.etp, l.tp, l.cp, l.dp) != ExpertFoldingFit::kFits ||
+        l.tp * l.cp * l.dp * l.pp > 32) {
       continue;
     }
     ++trials;
