@@ -26,12 +26,14 @@ inline ExpertFoldingFit expert_folding(int64_t ep, int64_t etp, int64_t tp, int6
   const int64_t group = ep * etp, block = tp * cp;
   if (block * dp % group != 0) return ExpertFoldingFit::kDoesNotDivide;
   if (group % block == 0) return ExpertFoldingFit::kFits;  // whole replicas
-  // Inside one block: experts split like the MLP take EP consecutive context ranks of each
-  // tensor rank; whole experts take EP consecutive tensor ranks, or EP / T context ranks.
-  const int64_t run = etp == tp && tp > 1 ? ep : group;
-  if (etp == tp && tp > 1)
-    return cp % run == 0 ? ExpertFoldingFit::kFits : ExpertFoldingFit::kStraddles;
-  if (tp % run == 0 || (run % tp == 0 && cp % (run / tp) == 0)) return ExpertFoldingFit::kFits;
+  // Inside one block. Experts split like the MLP: EP consecutive context ranks of each tensor
+  // rank. Whole experts: EP consecutive tensor ranks, or all T over EP / T context ranks.
+  if (etp == tp && tp > 1) {
+    return cp % ep == 0 ? ExpertFoldingFit::kFits : ExpertFoldingFit::kStraddles;
+  }
+  if (tp % group == 0 || (group % tp == 0 && cp % (group / tp) == 0)) {
+    return ExpertFoldingFit::kFits;
+  }
   return ExpertFoldingFit::kStraddles;
 }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -110,6 +111,64 @@ TEST(ExpertFolding, GroupsAreMegatronCoresRankForRank) {
     EXPECT_EQ(program_groups(p, setup, Op::kAllreduce, GroupKind::kPlain),
               megatron_groups({l.tp, l.cp, l.dp, l.pp}, {false, true, true, false}));
   }
+}
+
+// The folding rule itself, by brute force over small layouts (TP, CP up to 4, DP up to 3, EP
+// up to 8): a layout is accepted exactly when Megatron-Core's expert groups, and its groups of
+// GPUs holding the same experts, are the ones ExpertGroupRuns describes (whole replicas, or
+// runs of one replica's tensor and context ranks); every other layout whose groups divide the
+// stage is refused as straddling.
+TEST(ExpertFolding, AcceptsExactlyTheLayoutsWhoseGroupsTheRunsDescribe) {
+  int accepted = 0, refused = 0;
+  for (int tp = 1; tp <= 4; ++tp) {
+    for (int cp = 1; cp <= 4; ++cp) {
+      for (int dp = 1; dp <= 3; ++dp) {
+        for (int ep = 2; ep <= 8; ++ep) {
+          for (int etp : tp == 1 ? std::vector<int>{1} : std::vector<int>{1, tp}) {
+            const int block = tp * cp, group = ep * etp;
+            if (block * dp % group != 0) continue;
+            const ExpertGroupRuns runs = expert_group_runs(ep, etp, tp, cp);
+            const bool whole = group % block == 0;
+            // Megatron-Core: L = t + T (c + C d) = e_t + ETP (e + EP edp).
+            std::map<std::vector<int>, std::set<int>> by_exchange, by_holders, r_exchange,
+                r_holders;
+            for (int d = 0; d < dp; ++d) {
+              for (int c = 0; c < cp; ++c) {
+                for (int t = 0; t < tp; ++t) {
+                  const int L = t + tp * (c + cp * d);
+                  const int e_t = L % etp, e = L / etp % ep, edp = L / (etp * ep);
+                  by_exchange[{e_t, edp}].insert(L);
+                  by_holders[{e_t, e}].insert(L);
+                  const int tkey = runs.experts_split ? t : runs.tensor_run(t);
+                  const int tslot = runs.tensor_slot(t);
+                  if (whole) {
+                    const int replicas = group / block;
+                    r_exchange[{d / replicas, runs.experts_split ? t : 0}].insert(L);
+                    r_holders[{d % replicas, t, c}].insert(L);
+                  } else {
+                    r_exchange[{d, tkey, runs.context_run(c)}].insert(L);
+                    r_holders[{tslot, runs.context_slot(c)}].insert(L);
+                  }
+                }
+              }
+            }
+            const auto partition = [](const std::map<std::vector<int>, std::set<int>>& by) {
+              std::set<std::set<int>> groups;
+              for (const auto& [key, members] : by) groups.insert(members);
+              return groups;
+            };
+            const bool described = partition(by_exchange) == partition(r_exchange) &&
+                                   partition(by_holders) == partition(r_holders);
+            const bool fits = expert_folding(ep, etp, tp, cp, dp) == ExpertFoldingFit::kFits;
+            EXPECT_EQ(fits, described) << describe({tp, cp, dp, ep, etp, 1});
+            (fits ? accepted : refused) += 1;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(accepted, 100);
+  EXPECT_GT(refused, 10);
 }
 
 // Each GPU holds 1 / (EP x ETP) of a block's experts (the cost model divides what a layer
