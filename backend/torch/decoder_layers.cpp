@@ -1,5 +1,6 @@
 #include "backend/torch/decoder_layers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -212,6 +213,17 @@ torch::nn::AnyModule make_decoder_layer(const ZooArchitecture& arch, const ArchL
 std::vector<torch::Tensor> expert_parameters(torch::nn::Module& layer) {
   if (auto* experts = dynamic_cast<ExpertLayer*>(&layer)) return experts->expert_parameters();
   return {};
+}
+
+ExpertsApart experts_apart(torch::nn::Module& layer, const std::vector<torch::Tensor>& parameters) {
+  const std::vector<torch::Tensor> held = expert_parameters(layer);
+  ExpertsApart apart;
+  for (const auto& p : parameters) {
+    const bool expert =
+        std::any_of(held.begin(), held.end(), [&](const torch::Tensor& e) { return e.is_same(p); });
+    (expert ? apart.experts : apart.others).push_back(p);
+  }
+  return apart;
 }
 
 std::string decoder_unsupported(const ZooArchitecture& arch) {

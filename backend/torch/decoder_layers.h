@@ -27,6 +27,12 @@ torch::nn::AnyModule make_decoder_layer(const ZooArchitecture& arch, const ArchL
 // The parameters of the experts `layer` holds (none when it has no experts).
 std::vector<torch::Tensor> expert_parameters(torch::nn::Module& layer);
 
+// `parameters` (of `layer`) split into its experts' and the others, each in their order.
+struct ExpertsApart {
+  std::vector<torch::Tensor> experts, others;
+};
+ExpertsApart experts_apart(torch::nn::Module& layer, const std::vector<torch::Tensor>& parameters);
+
 // Why real ranks cannot run this transformer (naming the field), or "". Multi-latent
 // attention, tied embeddings and token dropping are simulated only.
 std::string decoder_unsupported(const ZooArchitecture& arch);

@@ -86,12 +86,9 @@ void RankCollectives::allreduce(int32_t i, torch::nn::Sequential& stage) {
   const std::vector<int> ranks = group_ranks(i);
   std::vector<torch::Tensor> dense, experts;
   for (const auto& layer : *stage) {
-    const std::vector<torch::Tensor> held = expert_parameters(*layer.ptr());
-    for (const auto& p : layer.ptr()->parameters()) {
-      const bool expert = std::any_of(held.begin(), held.end(),
-                                      [&](const torch::Tensor& e) { return e.is_same(p); });
-      (expert ? experts : dense).push_back(p);
-    }
+    const ExpertsApart apart = experts_apart(*layer.ptr(), layer.ptr()->parameters());
+    experts.insert(experts.end(), apart.experts.begin(), apart.experts.end());
+    dense.insert(dense.end(), apart.others.begin(), apart.others.end());
   }
   if (p_.kind_of_group(p_.group[i]) == GroupKind::kExpertGradients) {
     all_reduce_gradients(experts, session_.group(ranks));

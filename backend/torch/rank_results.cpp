@@ -1,7 +1,6 @@
 // What a rank measures and how every rank's measurements merge into one result: gradient
 // norms (AutoFreeze's statistic), the one sum all-reduce over named slots, and the
 // Program with the measured stash bytes.
-#include <algorithm>
 #include <cmath>
 #include <map>
 #include <vector>
@@ -80,14 +79,6 @@ MeasuredRun RankExecutor::gather(double offset) {
   const bool first_copy = !experts.splits() || experts.data_rank == 0;
   const bool counts = replica == 0 || (experts.splits() && first_copy);
   const int32_t place = env_.rank - replica * devices_per_replica_;  // as if in replica 0
-  const auto without_experts = [](torch::nn::Module& layer, std::vector<torch::Tensor> all) {
-    const std::vector<torch::Tensor> held = expert_parameters(layer);
-    std::erase_if(all, [&](const torch::Tensor& p) {
-      return std::any_of(held.begin(), held.end(),
-                         [&](const torch::Tensor& e) { return e.is_same(p); });
-    });
-    return all;
-  };
   for (auto& [s, stage] : stages_) {
     if (!counts || p_.stage_device[s] / tp.size != place / tp.size) continue;
     if (p_.model_stage_of(s) != s) continue;  // DualPipe's copy: the same weights
@@ -96,7 +87,7 @@ MeasuredRun RankExecutor::gather(double offset) {
       const std::vector<torch::Tensor> counted =
           replica != 0 ? expert_parameters(layer)
           : first_copy ? counted_parameters(layer, tp.rank)
-                       : without_experts(layer, counted_parameters(layer, tp.rank));
+                       : experts_apart(layer, counted_parameters(layer, tp.rank)).others;
       double sum = 0;
       for (const auto& p : counted) sum += p.sum().item<double>();
       weights.in(values, l) = sum;

@@ -19,15 +19,16 @@ std::vector<std::vector<torch::Tensor>> parameters_of(torch::nn::Sequential& sta
                                                       std::optional<bool> experts) {
   std::vector<std::vector<torch::Tensor>> parameters;
   for (const auto& module : *stage) {
-    const std::vector<torch::Tensor> held = expert_parameters(*module.ptr());
-    std::vector<torch::Tensor> of_layer;
+    std::vector<torch::Tensor> trained;
     for (const auto& p : module.ptr()->parameters()) {
-      if (!p.requires_grad()) continue;
-      const bool expert = std::any_of(held.begin(), held.end(),
-                                      [&](const torch::Tensor& e) { return e.is_same(p); });
-      if (!experts || expert == *experts) of_layer.push_back(p);
+      if (p.requires_grad()) trained.push_back(p);
     }
-    parameters.push_back(std::move(of_layer));
+    if (!experts) {
+      parameters.push_back(std::move(trained));
+      continue;
+    }
+    ExpertsApart apart = experts_apart(*module.ptr(), trained);
+    parameters.push_back(std::move(*experts ? apart.experts : apart.others));
   }
   return parameters;
 }

@@ -143,7 +143,7 @@ Program expand_tensor_parallel(const Program& program, const PipelineLayout& lay
     const GroupKind kind = program.kind_of_group(g);
     const bool exchange = kind == GroupKind::kExpertExchange;
     if (exchange || kind == GroupKind::kExpertGradients) {
-      const int32_t parts = runs.experts_split ? T : exchange ? T / runs.tensor : runs.tensor;
+      const int32_t parts = exchange ? T / runs.tensor : runs.tensor_slots;
       for (int32_t part = 0; part < parts; ++part) {
         std::vector<int32_t> members;
         for (int32_t m : program.members_of_group(g)) {

@@ -45,24 +45,25 @@ inline ExpertFoldingFit expert_folding(int64_t ep, int64_t etp, int64_t tp, int6
 struct ExpertGroupRuns {
   int32_t tensor = 1;   // consecutive tensor ranks in one group (1: experts split like the MLP)
   int32_t context = 1;  // consecutive context ranks in one group
-  bool experts_split = false;  // ETP = T > 1: tensor rank t holds the t-th slice of its experts
+  // The places a replica's tensor ranks take among the experts: the run's length, or T where
+  // each expert splits like the MLP (ETP = T > 1: tensor rank t holds the t-th slice).
+  int32_t tensor_slots = 1;
 
   int32_t tensor_run(int32_t t) const { return t / tensor; }
   int32_t context_run(int32_t c) const { return c / context; }
-  int32_t tensor_slot(int32_t t) const { return experts_split ? t : t % tensor; }
+  int32_t tensor_slot(int32_t t) const { return t % tensor_slots; }
   int32_t context_slot(int32_t c) const { return c % context; }
 };
 
 inline ExpertGroupRuns expert_group_runs(int32_t ep, int32_t etp, int32_t tp, int32_t cp) {
   ExpertGroupRuns runs;
-  runs.experts_split = etp == tp && tp > 1;
-  if (runs.experts_split) {
-    runs.tensor = 1;
+  if (etp == tp && tp > 1) {  // experts split like the MLP
     runs.context = std::min(cp, ep);
+    runs.tensor_slots = tp;
     return runs;
   }
   const int32_t group = ep * etp;
-  runs.tensor = std::min(tp, group);
+  runs.tensor = runs.tensor_slots = std::min(tp, group);
   runs.context = group >= tp ? std::min(cp, group / tp) : 1;
   return runs;
 }

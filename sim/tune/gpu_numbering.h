@@ -34,7 +34,7 @@ struct GpuNumbering {
     std::vector<int32_t> g;
     for (int32_t r = 0; r < group_replicas; ++r) {
       for (int32_t c = 0; c < runs.context; ++c) {
-        for (int32_t t = 0; t < (runs.experts_split ? 1 : runs.tensor); ++t) {
+        for (int32_t t = 0; t < runs.tensor; ++t) {
           g.push_back(gpu(device + r * per_replica, c, t));
         }
       }
@@ -48,7 +48,7 @@ struct GpuNumbering {
     std::vector<int32_t> g;
     for (int32_t r = 0; r < replicas; r += step) {
       for (int32_t c = 0; c < context; c += runs.context) {
-        for (int32_t t = 0; t < (runs.experts_split ? 1 : tensor); t += runs.tensor) {
+        for (int32_t t = 0; t < tensor; t += runs.tensor_slots) {
           g.push_back(gpu(device + r * per_replica, c, t));
         }
       }

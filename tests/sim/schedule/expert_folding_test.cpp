@@ -139,15 +139,13 @@ TEST(ExpertFolding, AcceptsExactlyTheLayoutsWhoseGroupsTheRunsDescribe) {
                   const int e_t = L % etp, e = L / etp % ep, edp = L / (etp * ep);
                   by_exchange[{e_t, edp}].insert(L);
                   by_holders[{e_t, e}].insert(L);
-                  const int tkey = runs.experts_split ? t : runs.tensor_run(t);
-                  const int tslot = runs.tensor_slot(t);
                   if (whole) {
                     const int replicas = group / block;
-                    r_exchange[{d / replicas, runs.experts_split ? t : 0}].insert(L);
+                    r_exchange[{d / replicas, runs.tensor_run(t)}].insert(L);
                     r_holders[{d % replicas, t, c}].insert(L);
                   } else {
-                    r_exchange[{d, tkey, runs.context_run(c)}].insert(L);
-                    r_holders[{tslot, runs.context_slot(c)}].insert(L);
+                    r_exchange[{d, runs.tensor_run(t), runs.context_run(c)}].insert(L);
+                    r_holders[{runs.tensor_slot(t), runs.context_slot(c)}].insert(L);
                   }
                 }
               }
